@@ -1,0 +1,24 @@
+#pragma once
+// Process-wide set-up shared by the CLI, tests and benchmarks: logging, the
+// intra-op thread count, and small facts about the LibTorch we run on.
+#include <string>
+#include <string_view>
+
+namespace mtbert {
+
+// Call first thing in main(): sets up logging (to stderr, so that stdout stays
+// machine-readable).
+void prepare_process(int argc, char** argv);
+
+// Sets LibTorch's intra-op thread count. `threads <= 0` means one per core
+// (Debian's LibTorch otherwise starts with a single thread). Returns the count
+// now in effect.
+int set_thread_count(int threads);
+
+// "1.13.1" style version of the LibTorch we were built against.
+std::string torch_version_string();
+
+// The first line of a (possibly multi-line) message.
+std::string first_line(std::string_view message);
+
+}  // namespace mtbert
