@@ -5,11 +5,31 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <thread>
 
 namespace mtbert {
 
-void prepare_process(int /*argc*/, char** /*argv*/) {
+namespace {
+
+// libgomp spins waiting for work by default, which on a 2-core machine steals
+// the cores LibTorch's own threads need: measured here, a BERT training step
+// ran about 2x slower (BENCHMARKS.md). The policy is read once when libgomp is
+// loaded, before main(), so the only way to set it for ourselves is to re-exec
+// with the variable set. A user's own OMP_WAIT_POLICY always stands.
+void prefer_passive_openmp_waiting(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  ::execv("/proc/self/exe", argv);
+  // exec failed (no /proc?): carry on with the default policy.
+}
+
+}  // namespace
+
+void prepare_process(int /*argc*/, char** argv) {
+  prefer_passive_openmp_waiting(argv);
   auto logger = spdlog::stderr_color_mt("mtbert");
   logger->set_pattern("%^[%H:%M:%S %l]%$ %v");
   spdlog::set_default_logger(logger);

@@ -6,8 +6,9 @@
 
 namespace mtbert {
 
-// Call first thing in main(): sets up logging (to stderr, so that stdout stays
-// machine-readable).
+// Call first thing in main(): makes OpenMP threads wait passively (re-executing
+// the program once with OMP_WAIT_POLICY=PASSIVE unless the user set it), and
+// sets up logging (to stderr, so that stdout stays machine-readable).
 void prepare_process(int argc, char** argv);
 
 // Sets LibTorch's intra-op thread count. `threads <= 0` means one per core

@@ -1,0 +1,55 @@
+// mtbert info: what a model folder holds.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "cli/commands.h"
+#include "models/pretrained_model.h"
+#include "tasks/tokenizer.h"
+
+namespace mtbert::cli {
+
+namespace {
+
+void run_info(const std::string& dir, bool as_json) {
+  PretrainedModel pretrained = load_pretrained(dir);
+  int64_t parameters = 0;
+  for (const auto& p : pretrained.model->parameters()) parameters += p.numel();
+  auto tokenizer = load_tokenizer(dir);
+
+  nlohmann::json info = {
+      {"model", dir},
+      {"config", model_config_to_json(pretrained.config)},
+      {"parameters", parameters},
+      {"pooler", static_cast<bool>(pretrained.model->pooler)},
+      {"tokenizer", {{"kind", tokenizer->kind()}, {"vocab_size", tokenizer->vocab_size()}}},
+  };
+  if (as_json) {
+    fmt::print("{}\n", info.dump(2));
+    return;
+  }
+  const auto& c = pretrained.config;
+  fmt::print("model       {}\n", dir);
+  fmt::print("type        {}\n", c.model_type);
+  fmt::print("layers      {} x hidden {} ({} heads, FFN {}, {})\n", c.num_hidden_layers, c.hidden_size,
+             c.num_attention_heads, c.intermediate_size, c.hidden_act);
+  fmt::print("positions   {}   token types {}   vocab {}\n", c.max_position_embeddings, c.type_vocab_size,
+             c.vocab_size);
+  fmt::print("pooler      {}\n", pretrained.model->pooler ? "yes" : "no");
+  fmt::print("parameters  {} ({:.1f} M)\n", parameters, parameters / 1e6);
+  fmt::print("tokenizer   {} ({} pieces)\n", tokenizer->kind(), tokenizer->vocab_size());
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("info", "Describe a model folder: config, parameter count, tokenizer");
+  cmd->add_option("--model", *dir, "Model folder")->required()->check(CLI::ExistingDirectory);
+  cmd->add_flag("--json", *as_json, "Print JSON");
+  cmd->callback([dir, as_json] { run_info(*dir, *as_json); });
+}
+
+}  // namespace mtbert::cli

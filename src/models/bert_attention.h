@@ -1,0 +1,54 @@
+#pragma once
+// Multi-head self-attention with its output projection, residual and
+// LayerNorm: HuggingFace's `BertAttention` (`self` + `output`).
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include "models/encoder_context.h"
+#include "models/model_config.h"
+
+namespace mtbert {
+
+class BertSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit BertSelfAttentionImpl(const ModelConfig& config);
+  // hidden [B, N, H] -> context [B, N, H].
+  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx);
+
+  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+
+ private:
+  int64_t heads_;
+  int64_t head_dim_;
+};
+TORCH_MODULE(BertSelfAttention);
+
+// dense -> dropout -> LayerNorm(x + residual): the "output" half of attention
+// and of the feed-forward block (HF's BertSelfOutput / BertOutput).
+class BertResidualOutputImpl : public torch::nn::Module {
+ public:
+  BertResidualOutputImpl(int64_t in_features, const ModelConfig& config);
+  // `extra` (may be undefined) is added before the LayerNorm: the PAL branch.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& residual, const torch::Tensor& extra = {});
+
+  torch::nn::Linear dense{nullptr};
+  torch::nn::LayerNorm LayerNorm{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+};
+TORCH_MODULE(BertResidualOutput);
+
+class BertAttentionImpl : public torch::nn::Module {
+ public:
+  explicit BertAttentionImpl(const ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx);
+
+  // Registered as "self" and "output", HuggingFace's names.
+  BertSelfAttention self{nullptr};
+  BertResidualOutput output{nullptr};
+};
+TORCH_MODULE(BertAttention);
+
+}  // namespace mtbert

@@ -1,0 +1,49 @@
+#include "models/bert_embeddings.h"
+
+#include <torch/torch.h>
+
+namespace mtbert {
+
+BertEmbeddingsImpl::BertEmbeddingsImpl(const ModelConfig& c) {
+  word_embeddings = register_module(
+      "word_embeddings",       // The padding row gets no gradient, as in HuggingFace.
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size).padding_idx(c.pad_token_id)));
+  position_embeddings = register_module(
+      "position_embeddings",
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.max_position_embeddings, c.hidden_size)));
+  if (c.type_vocab_size > 0) {
+    token_type_embeddings = register_module(
+        "token_type_embeddings",
+        torch::nn::Embedding(torch::nn::EmbeddingOptions(c.type_vocab_size, c.hidden_size)));
+  }
+  LayerNorm = register_module(
+      "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
+  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+}
+
+torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
+  return forward_from_word_embeddings(word_embeddings(input_ids), token_type_ids);
+}
+
+torch::Tensor BertEmbeddingsImpl::forward_from_word_embeddings(const torch::Tensor& word_embeds,
+                                                               const torch::Tensor& token_type_ids) {
+  const int64_t seq_len = word_embeds.size(1);
+  // Positions are 0..N-1 for every row (HF's default position_ids), built on
+  // the model's device: no host round trip.
+  auto positions = torch::arange(seq_len, torch::TensorOptions().dtype(torch::kLong).device(word_embeds.device()));
+  // Summed in HuggingFace's order (word + type, then + position) so float
+  // rounding matches it too.
+  auto x = word_embeds;
+  if (token_type_embeddings) {
+    if (token_type_ids.defined()) {
+      x = x + token_type_embeddings(token_type_ids);
+    } else {
+      // All segment 0: one row of the table, broadcast.
+      x = x + token_type_embeddings->weight[0];
+    }
+  }
+  x = x + position_embeddings(positions).unsqueeze(0);
+  return dropout(LayerNorm(x));
+}
+
+}  // namespace mtbert

@@ -1,0 +1,28 @@
+#include "models/bert_layer.h"
+
+#include <torch/torch.h>
+
+#include "models/activation.h"
+
+namespace mtbert {
+
+BertIntermediateImpl::BertIntermediateImpl(const ModelConfig& c) : activation_(c.hidden_act) {
+  dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
+}
+
+torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) { return apply_activation(dense(x), activation_); }
+
+BertLayerImpl::BertLayerImpl(const ModelConfig& c, int64_t index) : index_(index) {
+  attention = register_module("attention", BertAttention(c));
+  intermediate = register_module("intermediate", BertIntermediate(c));
+  output = register_module("output", BertResidualOutput(c.intermediate_size, c));
+}
+
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx) {
+  auto attended = attention(hidden, ctx);
+  torch::Tensor adapter;
+  if (ctx.parallel_adapter) adapter = ctx.parallel_adapter(index_, hidden);
+  return output(intermediate(attended), attended, adapter);
+}
+
+}  // namespace mtbert

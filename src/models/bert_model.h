@@ -1,0 +1,57 @@
+#pragma once
+// The BERT encoder: HuggingFace's `BertModel` (embeddings, encoder, pooler),
+// with parameter names that map one-to-one onto its state dict.
+#include <vector>
+
+#include <torch/nn/module.h>
+
+#include "models/bert_embeddings.h"
+#include "models/bert_encoder.h"
+#include "models/bert_pooler.h"
+#include "models/encoder_context.h"
+#include "models/model_config.h"
+
+namespace mtbert {
+
+struct EncoderOutput {
+  torch::Tensor last_hidden_state;        // [B, N, H]
+  torch::Tensor pooler_output;            // [B, H]; undefined for a model without pooler
+  std::vector<torch::Tensor> attentions;  // per layer [B, heads, N, N], when requested
+};
+
+struct BertModelOptions {
+  bool with_pooler = true;
+};
+
+class BertModelImpl : public torch::nn::Module {
+ public:
+  explicit BertModelImpl(const ModelConfig& config, BertModelOptions options = {});
+
+  // input_ids, attention_mask: [B, N]; token_type_ids may be undefined (all 0).
+  EncoderOutput forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                        const torch::Tensor& token_type_ids = {}, bool output_attentions = false);
+
+  // The two halves of forward(), for callers that change what flows between
+  // them (SMART perturbs the embeddings, PALs add a per-layer adapter):
+  // embed() gives the embedding output [B, N, H]; encode() runs the layers and
+  // the pooler on it. encode() fills ctx.attention_bias from the mask.
+  torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
+  EncoderOutput encode(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
+                       bool output_attentions = false);
+
+  // HuggingFace's initialization of a fresh model: N(0, initializer_range) for
+  // linear and embedding weights, zero biases and padding row, unit LayerNorm.
+  void initialize_weights();
+
+  const ModelConfig& config() const { return config_; }
+
+  BertEmbeddings embeddings{nullptr};
+  BertEncoder encoder{nullptr};
+  BertPooler pooler{nullptr};
+
+ private:
+  ModelConfig config_;
+};
+TORCH_MODULE(BertModel);
+
+}  // namespace mtbert

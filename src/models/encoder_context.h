@@ -1,0 +1,29 @@
+#pragma once
+// What every encoder layer needs besides its input, built once per forward
+// pass by the model and handed down unchanged.
+#include <functional>
+#include <vector>
+
+#include <torch/types.h>
+
+namespace mtbert {
+
+struct EncoderContext {
+  // Additive attention bias broadcastable to [B, heads, N, N]: 0 where a key
+  // may be attended to, the dtype's lowest value where it is padding.
+  torch::Tensor attention_bias;
+
+  // When set, each layer appends its attention probabilities [B, heads, N, N].
+  std::vector<torch::Tensor>* attention_probs = nullptr;
+
+  // Projected Attention Layers and similar adapters running in parallel to a
+  // layer: called with the layer index and the layer's input, its result is
+  // added before the layer's output LayerNorm. Empty: no adapter.
+  std::function<torch::Tensor(int64_t layer, const torch::Tensor& layer_input)> parallel_adapter;
+};
+
+// [B, N] 0/1 mask -> [B, 1, 1, N] additive bias in `dtype`, as HuggingFace's
+// `get_extended_attention_mask`: (1 - mask) * lowest(dtype).
+torch::Tensor attention_bias_from_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
+
+}  // namespace mtbert

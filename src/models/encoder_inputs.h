@@ -1,0 +1,24 @@
+#pragma once
+// Checks of encoder inputs that come from outside (a file, a user): dtype,
+// shape, and ids inside the tables. Done once at the boundary, not in
+// forward(), where it would cost a device sync per step.
+#include <string>
+
+#include <torch/types.h>
+
+#include "models/model_config.h"
+
+namespace mtbert {
+
+struct EncoderInputs {
+  torch::Tensor input_ids;       // [B, N] int64
+  torch::Tensor attention_mask;  // [B, N] int64, 0/1
+  torch::Tensor token_type_ids;  // [B, N] int64, or undefined
+};
+
+// Throws UserError naming `where` when the inputs cannot be fed to a model of
+// `config`. Integer masks of other widths and bool masks are accepted and
+// converted to int64.
+EncoderInputs check_encoder_inputs(EncoderInputs inputs, const ModelConfig& config, const std::string& where);
+
+}  // namespace mtbert

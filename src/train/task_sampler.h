@@ -1,0 +1,52 @@
+#pragma once
+// Which task(s) each training step draws a batch from.
+//
+//   sequential    every batch of task 1, then of task 2, ... (one pass each)
+//   round_robin   t1, t2, t3, t1, ...; a task whose pass is over drops out
+//                 until the epoch ends (one pass each)
+//   proportional  p_t ~ N_t
+//   annealed      p_t ~ N_t^alpha, alpha = 1 - (1 - anneal_min) (e - 1)/(E - 1),
+//                 e the epoch from 1 to E (Stickland & Murray: anneal_min 0.2)
+//   temperature   p_t ~ N_t^(1/T)
+//   mixed         one batch of every task each step, losses summed
+//
+// N_t is the number of training examples of task t. Steps per epoch: the sum
+// of the tasks' batches per pass (the max, for mixed) unless configured. The
+// plan of an epoch is a pure function of (seed, epoch): resuming regenerates it
+// and skips to the saved step.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/experiment_config.h"
+
+namespace mtbert {
+
+struct SamplerTask {
+  std::string name;
+  int64_t examples = 0;
+  int64_t batches_per_pass = 0;
+};
+
+class TaskSampler {
+ public:
+  TaskSampler(const SamplerConfig& config, std::vector<SamplerTask> tasks, int64_t epochs, uint64_t seed);
+
+  int64_t steps_per_epoch() const;
+
+  // The sampling probabilities of each task in `epoch` (1-based), in task
+  // order; for sequential, round_robin and mixed, the share of steps.
+  std::vector<double> probabilities(int64_t epoch) const;
+
+  // The tasks of every step of `epoch` (1-based): one per step, or all of them
+  // for mixed. Deterministic in (seed, epoch).
+  std::vector<std::vector<int64_t>> plan_epoch(int64_t epoch) const;
+
+ private:
+  SamplerConfig config_;
+  std::vector<SamplerTask> tasks_;
+  int64_t epochs_;
+  uint64_t seed_;
+};
+
+}  // namespace mtbert
