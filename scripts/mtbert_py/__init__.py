@@ -1,0 +1,1 @@
+"""Python helpers shared by mtbert's scripts: checkpoint conversion and test fixtures."""
