@@ -27,6 +27,11 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
+  // `text` is UTF-8. Invalid bytes do not throw: they read as U+FFFD, which
+  // WordPiece drops (as BERT's cleaning does) and SentencePiece maps to its
+  // unknown piece; inputs are validated where they enter (tasks/utf8_check.h).
+  // Special tokens spelled in the text ("[SEP]") keep their ids.
+  //
   // The pieces of `text` (e.g. "hello", "##ing"), no special tokens added.
   virtual std::vector<std::string> tokenize(std::string_view text) const = 0;
   // The ids of those pieces.
