@@ -17,12 +17,15 @@ inline std::filesystem::path env_path(const char* name, const char* fallback) {
 }
 
 // Fixtures written by scripts/make_test_fixtures.py (a CTest setup step).
-inline std::filesystem::path fixtures_dir() { return env_path("MTBERT_FIXTURES", "build/fixtures"); }
-inline std::filesystem::path source_dir() { return env_path("MTBERT_SOURCE_DIR", "."); }
+inline std::filesystem::path fixtures_dir() { return env_path("MTBERT_FIXTURES", MTBERT_TEST_FIXTURES); }
+inline std::filesystem::path source_dir() { return env_path("MTBERT_SOURCE_DIR", MTBERT_TEST_SOURCE_DIR); }
+// The built `mtbert` executable, and Debian's python3 (the one with torch).
+inline std::filesystem::path mtbert_binary() { return env_path("MTBERT_BINARY", MTBERT_TEST_BINARY); }
+inline std::filesystem::path python() { return env_path("MTBERT_PYTHON", MTBERT_TEST_PYTHON); }
 
 // ../shared/data, when this machine has it.
 inline std::optional<std::filesystem::path> shared_data_dir() {
-  auto p = env_path("MTBERT_DATA", "../shared/data");
+  auto p = env_path("MTBERT_DATA", MTBERT_TEST_DATA);
   if (std::filesystem::is_directory(p)) return p;
   return std::nullopt;
 }

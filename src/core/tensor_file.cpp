@@ -20,9 +20,16 @@ std::map<std::string, at::Tensor> read_tensor_dict(const std::filesystem::path& 
   try {
     value = torch::pickle_load(bytes);
   } catch (const c10::Error& e) {
+    const std::string reason = first_line(e.what_without_backtrace());
+    // Python pickles a one-entry dict with SETITEM (opcode 's' = 115), which
+    // LibTorch 1.13's unpickler does not know.
+    if (reason.find("Unknown opcode for unpickling at 0x73") != std::string::npos)
+      throw UserError(fmt::format("{}: LibTorch {} cannot read a torch.save'd dict with a single entry; save "
+                                  "the dict with all its entries",
+                                  path.string(), torch_version_string()));
     throw UserError(fmt::format("{}: not a torch.save file in the zip format (save it with torch.save in "
                                 "PyTorch >= 1.6): {}",
-                                path.string(), first_line(e.what_without_backtrace())));
+                                path.string(), reason));
   }
   if (!value.isGenericDict())
     throw UserError(fmt::format("{}: expected a dict of tensors, got {}", path.string(), value.tagKind()));

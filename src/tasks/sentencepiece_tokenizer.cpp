@@ -1,7 +1,6 @@
 #include "tasks/sentencepiece_tokenizer.h"
 
 #include <fmt/format.h>
-#include <sentencepiece_processor.h>
 
 #include <stdexcept>
 
@@ -16,17 +15,18 @@ constexpr std::string_view kMaskPiece = "[MASK]";
 }  // namespace
 
 SentencePieceTokenizer::SentencePieceTokenizer(const std::filesystem::path& model_file)
-    : model_file_(model_file), processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+    : model_file_(model_file) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(model_file, ec)) {
     throw UserError(fmt::format("SentencePiece model {} does not exist", model_file.string()));
   }
-  const auto status = processor_->Load(model_file.string());
-  if (!status.ok()) {
+  std::string error;
+  processor_ = sentencepiece_api().load(model_file.string(), &error);
+  if (!processor_) {
     throw UserError(
         fmt::format("cannot load SentencePiece model {}: it is not a valid model file", model_file.string()));
   }
-  model_pieces_ = processor_->GetPieceSize();
+  model_pieces_ = processor_->piece_size();
 
   auto resolve = [&](std::string_view piece, int model_id, const char* model_field) -> int64_t {
     const int64_t by_name = model_piece_id(piece);
@@ -57,8 +57,8 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::filesystem::path& mode
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
 int64_t SentencePieceTokenizer::model_piece_id(std::string_view piece) const {
-  const int id = processor_->PieceToId(piece);
-  return id >= 0 && processor_->IdToPiece(id) == piece ? id : -1;
+  const int id = processor_->piece_to_id(piece);
+  return id >= 0 && processor_->id_to_piece(id) == piece ? id : -1;
 }
 
 std::vector<int64_t> SentencePieceTokenizer::encode(std::string_view text) const {
@@ -69,10 +69,10 @@ std::vector<int64_t> SentencePieceTokenizer::encode(std::string_view text) const
       ids.push_back(special_id);
       return;
     }
-    const auto status = processor_->Encode(segment, &segment_ids);
-    if (!status.ok()) {
+    std::string error;
+    if (!processor_->encode(segment, &segment_ids, &error)) {
       throw std::runtime_error(
-          fmt::format("SentencePiece ({}) failed to encode text: {}", model_file_.string(), status.ToString()));
+          fmt::format("SentencePiece ({}) failed to encode text: {}", model_file_.string(), error));
     }
     ids.insert(ids.end(), segment_ids.begin(), segment_ids.end());
   });
@@ -93,7 +93,7 @@ std::string SentencePieceTokenizer::id_to_piece(int64_t id) const {
     throw std::out_of_range(fmt::format("token id {} is outside the SentencePiece vocabulary of {} (size {})", id,
                                         model_file_.string(), vocab_size()));
   }
-  return processor_->IdToPiece(static_cast<int>(id));
+  return processor_->id_to_piece(static_cast<int>(id));
 }
 
 int64_t SentencePieceTokenizer::piece_to_id(std::string_view piece) const {

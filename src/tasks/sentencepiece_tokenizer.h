@@ -26,12 +26,9 @@
 #include <string_view>
 #include <vector>
 
+#include "tasks/sentencepiece_engine.h"
 #include "tasks/special_token_splitter.h"
 #include "tasks/tokenizer.h"
-
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
 
 namespace mtbert {
 
@@ -56,7 +53,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   int64_t model_piece_id(std::string_view piece) const;
 
   std::filesystem::path model_file_;
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::unique_ptr<SentencePieceEngine> processor_;
   int64_t model_pieces_ = 0;
   bool mask_appended_ = false;
   SpecialTokenIds special_;

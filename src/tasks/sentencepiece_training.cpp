@@ -1,8 +1,6 @@
 #include "tasks/sentencepiece_training.h"
 
 #include <fmt/format.h>
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
 
 #include <fstream>
 #include <thread>
@@ -10,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/user_error.h"
+#include "tasks/sentencepiece_engine.h"
 #include "tasks/utf8_check.h"
 
 namespace mtbert {
@@ -21,68 +20,63 @@ namespace fs = std::filesystem;
 // Feeds the trainer the non-empty lines of the input files, one after the
 // other. We read the files ourselves (instead of SentencePiece's `input=`) so
 // that a bad line is reported with its file and line number; the trainer only
-// learns that iteration failed, and train_sentencepiece() reports `error()`.
-class FileLineIterator : public sentencepiece::SentenceIterator {
+// sees the lines end, and train_sentencepiece() reports `error()`.
+class FileLineReader {
  public:
-  explicit FileLineIterator(const std::vector<fs::path>& files) : files_(files) { Next(); }
+  explicit FileLineReader(const std::vector<fs::path>& files) : files_(files) {}
 
-  bool done() const override { return done_; }
-  const std::string& value() const override { return line_; }
-  sentencepiece::util::Status status() const override {
-    if (error_.empty()) return sentencepiece::util::Status();
-    return sentencepiece::util::Status(sentencepiece::util::StatusCode::kInvalidArgument, error_);
-  }
-
-  void Next() override {
-    while (!done_) {
+  // The next non-empty line, or false at the end of the last file or on an
+  // error.
+  bool next(std::string* line) {
+    while (error_.empty()) {
       if (!in_.is_open()) {
-        if (next_file_ == files_.size()) {
-          done_ = true;
-          return;
-        }
+        if (next_file_ == files_.size()) return false;
         in_.open(files_[next_file_], std::ios::binary);
         line_number_ = 0;
         if (!in_) return fail(fmt::format("cannot read training input {}", files_[next_file_].string()));
         ++next_file_;
       }
-      if (!std::getline(in_, line_)) {
+      if (!std::getline(in_, *line)) {
         if (in_.bad()) return fail(fmt::format("cannot read training input {}", files_[next_file_ - 1].string()));
         in_.close();
         continue;
       }
       ++line_number_;
-      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
-      const std::size_t bad = invalid_utf8_offset(line_);
+      if (!line->empty() && line->back() == '\r') line->pop_back();
+      const std::size_t bad = invalid_utf8_offset(*line);
       if (bad != std::string::npos) {
         return fail(fmt::format("training input {} line {}: invalid UTF-8 at byte {}", files_[next_file_ - 1].string(),
                                 line_number_, bad + 1));
       }
-      if (!line_.empty()) return;
+      if (!line->empty()) {
+        ++lines_read_;
+        return true;
+      }
     }
+    return false;
   }
 
+  int64_t lines_read() const { return lines_read_; }
   const std::string& error() const { return error_; }
 
  private:
-  void fail(std::string message) {
+  bool fail(std::string message) {
     error_ = std::move(message);
-    done_ = true;
+    return false;
   }
 
   const std::vector<fs::path>& files_;
   std::size_t next_file_ = 0;
   std::ifstream in_;
   int64_t line_number_ = 0;
-  std::string line_;
+  int64_t lines_read_ = 0;
   std::string error_;
-  bool done_ = false;
 };
 
 // SentencePiece prefixes failed checks with their source location and
 // condition ("./src/trainer_interface.cc(660) [(a) == (b)] Vocabulary size too
 // high..."); the user needs the sentence after it.
-std::string sentencepiece_reason(const sentencepiece::util::Status& status) {
-  const std::string message = status.message();
+std::string sentencepiece_reason(const std::string& message) {
   const std::size_t condition_end = message.rfind("] ");
   if (message.rfind("./src/", 0) == 0 && condition_end != std::string::npos) return message.substr(condition_end + 2);
   return message;
@@ -137,16 +131,16 @@ void train_sentencepiece(const std::vector<fs::path>& inputs, const fs::path& mo
       {"minloglevel", "1"},
   };
 
-  sentencepiece::SetRandomGeneratorSeed(options.seed);
-  FileLineIterator lines(inputs);
+  const SentencePieceApi& api = sentencepiece_api();
+  FileLineReader lines(inputs);
+  std::string serialized_model, error;
+  const bool trained =
+      api.train(args, [&](std::string* line) { return lines.next(line); }, options.seed, &serialized_model, &error);
   if (!lines.error().empty()) throw UserError(lines.error());
-  if (lines.done()) throw UserError(fmt::format("training input {} has no text", joined_paths(inputs)));
-  std::string serialized_model;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &lines, &serialized_model);
-  if (!lines.error().empty()) throw UserError(lines.error());
-  if (!status.ok()) {
+  if (lines.lines_read() == 0) throw UserError(fmt::format("training input {} has no text", joined_paths(inputs)));
+  if (!trained) {
     throw UserError(
-        fmt::format("SentencePiece training on {} failed: {}", joined_paths(inputs), sentencepiece_reason(status)));
+        fmt::format("SentencePiece training on {} failed: {}", joined_paths(inputs), sentencepiece_reason(error)));
   }
   write_text_atomically(model_file, serialized_model);
 }

@@ -1,9 +1,15 @@
 #pragma once
 // A small deterministic corpus of made-up words for training throwaway
 // SentencePiece models in tests, so that they need no data files.
+#include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tasks/sentencepiece_engine.h"
 
 namespace mtbert::test {
 
@@ -35,6 +41,15 @@ inline std::string joined_lines(const std::vector<std::string>& lines) {
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   return text;
+}
+
+// SentencePiece's own view of a model file, through the plugin.
+inline std::unique_ptr<SentencePieceEngine> load_engine(const std::filesystem::path& model) {
+  std::string error;
+  auto engine = sentencepiece_api().load(model.string(), &error);
+  INFO(error);
+  REQUIRE(engine);
+  return engine;
 }
 
 }  // namespace mtbert::test

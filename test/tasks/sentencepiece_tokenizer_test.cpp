@@ -1,8 +1,6 @@
 #include "tasks/sentencepiece_tokenizer.h"
 
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
-
+#include <fstream>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -23,14 +21,23 @@ using Ids = std::vector<int64_t>;
 // layout (e.g. DeBERTa-v3's), to see how the tokenizer resolves it.
 std::filesystem::path train_with_layout(const mtbert::test::TempDir& dir, const std::string& name,
                                         std::unordered_map<std::string, std::string> layout) {
-  const auto input = dir.write(name + ".txt", mtbert::test::joined_lines(mtbert::test::sentencepiece_test_corpus()));
-  layout["input"] = input.string();
-  layout["model_prefix"] = (dir / name).string();
+  const auto corpus = mtbert::test::sentencepiece_test_corpus();
   layout["vocab_size"] = "100";
   layout["num_threads"] = "1";
   layout["minloglevel"] = "1";
-  REQUIRE(sentencepiece::SentencePieceTrainer::Train(layout).ok());
-  return dir / (name + ".model");
+  std::size_t next = 0;
+  auto next_line = [&](std::string* line) {
+    if (next == corpus.size()) return false;
+    *line = corpus[next++];
+    return true;
+  };
+  std::string model, error;
+  const bool trained = mtbert::sentencepiece_api().train(layout, next_line, 42, &model, &error);
+  INFO(error);
+  REQUIRE(trained);
+  const auto path = dir / (name + ".model");
+  std::ofstream(path, std::ios::binary) << model;
+  return path;
 }
 
 std::filesystem::path train_bert_layout(const mtbert::test::TempDir& dir) {
@@ -47,12 +54,12 @@ TEST_CASE("encode and tokenize are SentencePiece's own", "[sentencepiece_tokeniz
   const mtbert::test::TempDir dir;
   const auto model = train_bert_layout(dir);
   const SentencePieceTokenizer tok(model);
-  sentencepiece::SentencePieceProcessor sp;
-  REQUIRE(sp.Load(model.string()).ok());
+  const auto sp = mtbert::test::load_engine(model);
 
   for (const std::string text : {"kariton mosu lape", "  Kariton   MOSU, digo ba!", "", "émigré 中文 🍕"}) {
     std::vector<int> want;
-    REQUIRE(sp.Encode(text, &want).ok());
+    std::string error;
+    REQUIRE(sp->encode(text, &want, &error));
     CHECK(tok.encode(text) == Ids(want.begin(), want.end()));
   }
   CHECK(tok.kind() == "sentencepiece");
@@ -62,10 +69,10 @@ TEST_CASE("tokenize gives the vocabulary piece of each id", "[sentencepiece_toke
   const mtbert::test::TempDir dir;
   const auto model = train_bert_layout(dir);
   const SentencePieceTokenizer tok(model);
-  sentencepiece::SentencePieceProcessor sp;
-  REQUIRE(sp.Load(model.string()).ok());
+  const auto sp = mtbert::test::load_engine(model);
   std::vector<std::string> want;
-  REQUIRE(sp.Encode("kariton mosu lape", &want).ok());
+  std::string error;
+  REQUIRE(sp->encode_pieces("kariton mosu lape", &want, &error));
   CHECK(tok.tokenize("kariton mosu lape") == want);
   // SentencePiece's own pieces would spell out the unknown "v"; ours name the id.
   const std::vector<std::string> pieces = tok.tokenize("vvv");

@@ -1,0 +1,88 @@
+// libmtbert_sentencepiece.so: the only code that includes SentencePiece's
+// headers or links its libraries (see tasks/sentencepiece_engine.h for why).
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include "tasks/sentencepiece_engine.h"
+
+namespace mtbert {
+
+namespace {
+
+class Engine final : public SentencePieceEngine {
+ public:
+  bool load(const std::string& model_file, std::string* error) {
+    const auto status = processor_.Load(model_file);
+    if (!status.ok()) *error = status.ToString();
+    return status.ok();
+  }
+
+  int piece_size() const override { return processor_.GetPieceSize(); }
+  int piece_to_id(std::string_view piece) const override { return processor_.PieceToId(piece); }
+  std::string id_to_piece(int id) const override { return processor_.IdToPiece(id); }
+  bool is_control(int id) const override { return processor_.IsControl(id); }
+  int pad_id() const override { return processor_.pad_id(); }
+  int unk_id() const override { return processor_.unk_id(); }
+  int bos_id() const override { return processor_.bos_id(); }
+  int eos_id() const override { return processor_.eos_id(); }
+
+  bool encode(std::string_view text, std::vector<int>* ids, std::string* error) const override {
+    return report(processor_.Encode(text, ids), error);
+  }
+  bool encode_pieces(std::string_view text, std::vector<std::string>* pieces, std::string* error) const override {
+    return report(processor_.Encode(text, pieces), error);
+  }
+  bool decode(const std::vector<int>& ids, std::string* text, std::string* error) const override {
+    return report(processor_.Decode(ids, text), error);
+  }
+
+ private:
+  static bool report(const sentencepiece::util::Status& status, std::string* error) {
+    if (!status.ok()) *error = status.ToString();
+    return status.ok();
+  }
+
+  sentencepiece::SentencePieceProcessor processor_;
+};
+
+// SentencePiece's trainer pulls sentences from an iterator; ours pulls them
+// from the caller's callback.
+class CallbackIterator final : public sentencepiece::SentenceIterator {
+ public:
+  explicit CallbackIterator(const std::function<bool(std::string*)>& next_line) : next_line_(next_line) { Next(); }
+  bool done() const override { return done_; }
+  const std::string& value() const override { return line_; }
+  sentencepiece::util::Status status() const override { return {}; }
+  void Next() override { done_ = !next_line_(&line_); }
+
+ private:
+  const std::function<bool(std::string*)>& next_line_;
+  std::string line_;
+  bool done_ = false;
+};
+
+std::unique_ptr<SentencePieceEngine> load(const std::string& model_file, std::string* error) {
+  auto engine = std::make_unique<Engine>();
+  if (!engine->load(model_file, error)) return nullptr;
+  return engine;
+}
+
+bool train(const std::unordered_map<std::string, std::string>& args,
+           const std::function<bool(std::string*)>& next_line, uint32_t seed, std::string* serialized_model,
+           std::string* error) {
+  sentencepiece::SetRandomGeneratorSeed(seed);
+  CallbackIterator lines(next_line);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &lines, serialized_model);
+  if (!status.ok()) *error = status.message();
+  return status.ok();
+}
+
+const SentencePieceApi kApi{&load, &train};
+
+}  // namespace
+
+}  // namespace mtbert
+
+extern "C" __attribute__((visibility("default"))) const mtbert::SentencePieceApi* mtbert_sentencepiece_api() {
+  return &mtbert::kApi;
+}
