@@ -12,5 +12,13 @@ namespace mtbert::cli {
 void add_tokenize_command(CLI::App& app);
 void add_encode_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+
+// A subcommand that ends without an error but not with success either (a
+// training run stopped by a signal: 128 + the signal) sets its exit code here.
+void set_exit_code(int code);
+int exit_code();
 
 }  // namespace mtbert::cli

@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
   mtbert::cli::add_tokenize_command(app);
   mtbert::cli::add_encode_command(app);
   mtbert::cli::add_info_command(app);
+  mtbert::cli::add_train_command(app);
+  mtbert::cli::add_eval_command(app);
+  mtbert::cli::add_predict_command(app);
 
   try {
     app.parse(argc, argv);
@@ -54,5 +57,5 @@ int main(int argc, char** argv) {
     spdlog::critical("internal error: {}", e.what());
     return 1;
   }
-  return 0;
+  return mtbert::cli::exit_code();
 }

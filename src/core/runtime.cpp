@@ -26,10 +26,24 @@ void prefer_passive_openmp_waiting(char** argv) {
   // exec failed (no /proc?): carry on with the default policy.
 }
 
+std::string g_command_line;
+
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                          std::string::npos)
+    return arg;
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace
 
-void prepare_process(int /*argc*/, char** argv) {
+std::string command_line() { return g_command_line; }
+
+void prepare_process(int argc, char** argv) {
   prefer_passive_openmp_waiting(argv);
+  for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + shell_quoted(argv[i]);
   auto logger = spdlog::stderr_color_mt("mtbert");
   logger->set_pattern("%^[%H:%M:%S %l]%$ %v");
   spdlog::set_default_logger(logger);

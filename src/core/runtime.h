@@ -11,6 +11,10 @@ namespace mtbert {
 // sets up logging (to stderr, so that stdout stays machine-readable).
 void prepare_process(int argc, char** argv);
 
+// The command line this process was started with, shell-quoted where needed
+// (recorded by prepare_process; runs write it into their summary).
+std::string command_line();
+
 // Sets LibTorch's intra-op thread count. `threads <= 0` means one per core
 // (Debian's LibTorch otherwise starts with a single thread). Returns the count
 // now in effect.

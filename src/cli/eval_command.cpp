@@ -1,0 +1,79 @@
+// mtbert eval: evaluate a trained run's checkpoint on dev or test data.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "cli/commands.h"
+#include "core/runtime.h"
+#include "core/user_error.h"
+#include "train/checkpoint.h"
+#include "train/evaluator.h"
+#include "train/experiment.h"
+#include "train/experiment_config.h"
+#include "train/run_directory.h"
+
+namespace mtbert::cli {
+
+namespace {
+
+struct EvalArgs {
+  std::string run_dir;
+  std::string split = "dev";
+  std::string checkpoint = "best";
+  std::vector<std::string> data;  // task=path
+  std::string predictions;        // folder for the leaderboard files
+  bool json = false;
+  int threads = 0;
+};
+
+void run_eval(const EvalArgs& args) {
+  RunDirectory run(args.run_dir);
+  ExperimentConfig config = load_experiment(run.resolved_config());
+  const Split split = args.split == "test" ? Split::test : Split::dev;
+  for (const auto& entry : args.data) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
+      throw UserError(fmt::format("--data \"{}\": expected TASK=PATH", entry));
+    override_split_path(config, entry.substr(0, eq), split, entry.substr(eq + 1));
+  }
+  set_thread_count(args.threads);
+  Experiment experiment = reopen_experiment(config, run);
+  load_checkpoint_weights(run, args.checkpoint, experiment.model);
+  load_split(experiment, split);
+  Evaluation evaluation = evaluate(experiment, split);
+  if (evaluation.tasks.empty())
+    throw UserError(fmt::format("no task of {} has a {} split (add one with --data TASK=PATH)", args.run_dir,
+                                args.split));
+  const std::filesystem::path out =
+      args.predictions.empty() ? run.predictions_dir() : std::filesystem::path(args.predictions);
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  write_predictions(experiment, evaluation, out);
+  if (args.json) {
+    nlohmann::json result = {{"split", args.split}, {"checkpoint", args.checkpoint},
+                             {"tasks", evaluation_json(evaluation)}};
+    if (evaluation.has_overall) result["overall"] = evaluation.overall;
+    fmt::print("{}\n", result.dump(2));
+  } else {
+    fmt::print("{}", evaluation_table(evaluation));
+  }
+  spdlog::info("predictions written to {}", out.string());
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("eval", "Evaluate a run's checkpoint on dev or test data; write predictions");
+  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--split", args->split, "dev or test")->check(CLI::IsMember({"dev", "test"}));
+  cmd->add_option("--checkpoint", args->checkpoint, "best or last")->check(CLI::IsMember({"best", "last"}));
+  cmd->add_option("--data", args->data, "TASK=PATH: evaluate TASK on this file instead of the config's");
+  cmd->add_option("--predictions", args->predictions, "Folder for the prediction files (default: RUN/predictions)");
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  cmd->callback([args] { run_eval(*args); });
+}
+
+}  // namespace mtbert::cli

@@ -1,0 +1,131 @@
+// mtbert train: run an experiment from YAML, or resume an interrupted run.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "cli/run_reporting.h"
+#include "core/atomic_file.h"
+#include "core/runtime.h"
+#include "core/user_error.h"
+#include "train/experiment.h"
+#include "train/experiment_config.h"
+#include "train/interrupt.h"
+#include "train/run_directory.h"
+#include "train/trainer.h"
+
+namespace mtbert::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TrainArgs {
+  std::vector<std::string> positional;  // CONFIG.yaml and key=value overrides
+  std::string out;
+  std::string resume;
+  int threads = -1;  // -1: the config's
+  bool no_progress = false;
+  std::string command;
+};
+
+// A run folder that must not be overwritten: say what to do instead.
+void check_fresh_run_folder(const RunDirectory& run) {
+  const fs::path root = run.root();
+  if (!fs::exists(root)) return;
+  const auto summary = run.read_summary();
+  const std::string status = summary.value("status", "");
+  if (status == "finished" || status == "early_stopped")
+    throw UserError(fmt::format("{} already holds a finished run; choose another --out or remove it", root.string()));
+  if (run.has_checkpoint("last"))
+    throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert train --resume {}", root.string(),
+                                root.string()));
+  if (!fs::is_empty(root))
+    throw UserError(fmt::format("{} exists and is not a run folder; choose another --out", root.string()));
+}
+
+void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const TrainArgs& args) {
+  Trainer trainer(experiment, run);
+  if (resume) trainer.restore_last_checkpoint();
+  install_stop_signal_handlers();
+  TrainerHooks hooks;
+  hooks.stop_requested = [] { return stop_requested(); };
+  hooks.show_progress = !args.no_progress;
+  if (!resume) {
+    run.write_summary({{"name", experiment.config.name}, {"status", "running"}, {"command", args.command}});
+  }
+  const TrainEnd end = trainer.train(hooks);
+  const auto summary = trainer.finish(end, args.command);
+  if (end == TrainEnd::interrupted) {
+    set_exit_code(128 + stop_signal());
+    return;
+  }
+  fmt::print("{}", summary_table(summary));
+  fmt::print("run folder: {}\n", run.root().string());
+}
+
+void run_train(TrainArgs& args) {
+  std::vector<std::string> overrides;
+  std::string config_path;
+  for (const auto& arg : args.positional) {
+    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
+    else if (config_path.empty()) config_path = arg;
+    else throw UserError(fmt::format("unexpected argument \"{}\" (overrides are key.path=value)", arg));
+  }
+
+  if (!args.resume.empty()) {
+    if (!config_path.empty())
+      throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
+    if (!overrides.empty())
+      throw UserError("a resumed run keeps its config; key=value overrides apply to new runs only");
+    RunDirectory run(args.resume);
+    if (!fs::exists(run.resolved_config()))
+      throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", args.resume));
+    const auto summary = run.read_summary();
+    if (summary.value("status", "") == "finished" || summary.value("status", "") == "early_stopped") {
+      spdlog::info("{} is already finished", args.resume);
+      fmt::print("{}", summary_table(summary));
+      return;
+    }
+    if (!run.has_checkpoint("last"))
+      throw UserError(fmt::format("{} has no checkpoint to resume from; start it again as a new run", args.resume));
+    ExperimentConfig config = load_experiment(run.resolved_config());
+    set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
+    Experiment experiment = reopen_experiment(config, run);
+    run_training(experiment, run, /*resume=*/true, args);
+    return;
+  }
+
+  if (config_path.empty()) throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
+  ExperimentConfig config = load_experiment(config_path, overrides);
+  RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  check_fresh_run_folder(run);
+  run.create();
+  write_text_atomically(run.resolved_config(), resolved_yaml(config));
+  const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
+  spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
+  Experiment experiment = start_experiment(config, run);
+  run_training(experiment, run, /*resume=*/false, args);
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* cmd = app.add_subcommand("train", "Train an experiment (YAML), or resume an interrupted run");
+  cmd->add_option("config", args->positional, "CONFIG.yaml, then key.path=value overrides");
+  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>)");
+  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
+  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-progress", args->no_progress, "No progress bar (evaluations are still logged)");
+  cmd->callback([args] {
+    args->command = command_line();
+    run_train(*args);
+  });
+}
+
+}  // namespace mtbert::cli

@@ -1,0 +1,106 @@
+#include "train/checkpoint.h"
+
+#include <sstream>
+
+#include <ATen/core/Generator.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "core/atomic_file.h"
+#include "core/json_file.h"
+#include "core/runtime.h"
+#include "core/safetensors.h"
+#include "core/user_error.h"
+#include "models/module_state.h"
+
+namespace mtbert {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// LibTorch's default generators: the CPU one, and one per CUDA device.
+std::vector<std::pair<std::string, at::Generator>> torch_generators() {
+  std::vector<std::pair<std::string, at::Generator>> gens{{"cpu", at::detail::getDefaultCPUGenerator()}};
+  for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i)
+    gens.emplace_back(fmt::format("cuda{}", i), at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, i)));
+  return gens;
+}
+
+void save_rng(const fs::path& file, const std::mt19937_64& host_rng) {
+  NamedTensors states;
+  for (auto& [name, gen] : torch_generators()) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    states[name] = gen.get_state();
+  }
+  std::ostringstream host;
+  host << host_rng;
+  write_safetensors(file, states, {{"host", host.str()}});
+}
+
+void load_rng(const fs::path& file, std::mt19937_64& host_rng) {
+  SafetensorsFile saved = read_safetensors(file);
+  for (auto& [name, gen] : torch_generators()) {
+    auto it = saved.tensors.find(name);
+    // A checkpoint from a CPU run resumed on a GPU: CUDA streams start fresh.
+    if (it == saved.tensors.end()) continue;
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(it->second);
+  }
+  std::istringstream host(saved.metadata["host"]);
+  host >> host_rng;
+  if (!host) throw UserError(fmt::format("{}: corrupt host generator state", file.string()));
+}
+
+}  // namespace
+
+void save_checkpoint(const RunDirectory& run, const std::string& name, const TrainingStateRefs& state) {
+  run.replace_checkpoint(name, [&](const fs::path& dir) {
+    write_safetensors(dir / "model.safetensors", module_state(*state.model), {{"format", "pt"}});
+    if (state.progress) write_text_atomically(dir / "state.json", to_json(*state.progress).dump(2) + "\n");
+    if (state.optimizer) {
+      torch::serialize::OutputArchive archive;
+      state.optimizer->save(archive);
+      write_atomically(dir / "optimizer.pt", [&](const fs::path& tmp) { archive.save_to(tmp.string()); });
+    }
+    if (state.host_rng) save_rng(dir / "rng.safetensors", *state.host_rng);
+    if (state.teacher) write_safetensors(dir / "teacher.safetensors", module_state(*state.teacher));
+  });
+}
+
+void load_checkpoint(const RunDirectory& run, const std::string& name, const TrainingStateRefs& state) {
+  const fs::path dir = run.checkpoint_to_read(name);
+  auto require = [&](const char* file) {
+    if (!fs::exists(dir / file)) throw UserError(fmt::format("{} is incomplete: {} is missing", dir.string(), file));
+    return dir / file;
+  };
+  const fs::path weights = require("model.safetensors");
+  MultitaskModel model = state.model;
+  load_module_state(*model, read_safetensors(weights).tensors, weights.string());
+  if (state.progress) {
+    const fs::path file = require("state.json");
+    *state.progress = train_progress_from_json(read_json_file(file), file.string());
+  }
+  if (state.optimizer) {
+    const fs::path file = require("optimizer.pt");
+    torch::serialize::InputArchive archive;
+    try {
+      archive.load_from(file.string());
+      state.optimizer->load(archive);
+    } catch (const c10::Error& e) {
+      throw UserError(fmt::format("{}: cannot restore the optimizer: {}", file.string(),
+                                  first_line(e.what_without_backtrace())));
+    }
+  }
+  if (state.host_rng) load_rng(require("rng.safetensors"), *state.host_rng);
+  if (state.teacher) {
+    const fs::path file = require("teacher.safetensors");
+    load_module_state(*state.teacher, read_safetensors(file).tensors, file.string());
+  }
+}
+
+void load_checkpoint_weights(const RunDirectory& run, const std::string& name, MultitaskModel& model) {
+  load_checkpoint(run, name, TrainingStateRefs{model});
+}
+
+}  // namespace mtbert

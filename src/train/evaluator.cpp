@@ -1,0 +1,120 @@
+#include "train/evaluator.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "tasks/metrics.h"
+#include "tasks/prediction_file.h"
+#include "train/model_inputs.h"
+
+namespace mtbert {
+
+const char* metric_name(TaskMetric metric) { return metric == TaskMetric::accuracy ? "accuracy" : "pearson"; }
+
+namespace {
+
+TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
+  const EncodedSplit& data = task.encoded.at(split);
+  BatchingOptions options;
+  options.batch_size = e.config.train.eval_batch_size;
+  options.shuffle = false;  // sorted by length: least padding
+
+  TaskEvaluation result;
+  result.task = task.name();
+  result.metric = task.spec.metric;
+  result.labeled = data.labeled;
+  result.examples = static_cast<int64_t>(data.examples.size());
+  result.predictions.assign(data.examples.size(), 0.0);
+
+  TaskHead head = e.model->head(task.name());
+  torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(e.device));
+  for (const auto& indices : plan_batches(data, options, 0)) {
+    TaskBatch batch = make_batch(data, indices);
+    auto outputs = e.model(task.name(), model_inputs(batch, e.device));
+    auto predicted = head->predictions(outputs).to(torch::kCPU, torch::kDouble);
+    auto values = predicted.accessor<double, 1>();
+    for (int64_t i = 0; i < batch.size(); ++i) result.predictions[batch.indices[i]] = values[i];
+    if (data.labeled) {
+      auto labels = batch.labels.to(e.device);
+      loss_sum += head->loss(outputs, labels).to(torch::kDouble) * batch.size();
+    }
+  }
+  if (!data.labeled) return result;
+
+  result.loss = result.examples > 0 ? loss_sum.item<double>() / static_cast<double>(result.examples) : 0.0;
+  if (task.spec.metric == TaskMetric::accuracy) {
+    std::vector<int64_t> predicted, gold;
+    for (size_t i = 0; i < data.examples.size(); ++i) {
+      predicted.push_back(static_cast<int64_t>(result.predictions[i]));
+      gold.push_back(static_cast<int64_t>(data.examples[i].label));
+    }
+    result.value = accuracy(predicted, gold);
+  } else {
+    std::vector<double> gold;
+    for (const auto& ex : data.examples) gold.push_back(ex.label);
+    result.value = pearson(result.predictions, gold);
+  }
+  return result;
+}
+
+}  // namespace
+
+Evaluation evaluate(Experiment& e, Split split) {
+  const auto start = std::chrono::steady_clock::now();
+  torch::NoGradGuard no_grad;
+  const bool was_training = e.model->is_training();
+  e.model->eval();
+  Evaluation result;
+  result.split = split;
+  std::vector<std::pair<TaskMetric, double>> metrics;
+  result.has_overall = true;
+  for (auto& task : e.tasks) {
+    if (!task.has(split)) continue;
+    result.tasks.push_back(evaluate_task(e, task, split));
+    const auto& t = result.tasks.back();
+    if (t.labeled) metrics.emplace_back(t.metric, t.value);
+    else result.has_overall = false;
+  }
+  result.has_overall = result.has_overall && !metrics.empty();
+  if (result.has_overall) result.overall = overall_score(metrics);
+  e.model->train(was_training);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+nlohmann::json evaluation_json(const Evaluation& evaluation) {
+  nlohmann::json tasks = nlohmann::json::object();
+  for (const auto& t : evaluation.tasks) {
+    if (!t.labeled) continue;
+    tasks[t.task] = {{"metric", metric_name(t.metric)}, {"value", t.value}, {"loss", t.loss}, {"examples", t.examples}};
+  }
+  return tasks;
+}
+
+void write_predictions(const Experiment& e, const Evaluation& evaluation, const std::filesystem::path& dir) {
+  for (const auto& t : evaluation.tasks) {
+    const TaskRuntime& task = e.task(t.task);
+    const TaskSplit& rows = task.rows.at(evaluation.split);
+    std::vector<std::string> ids;
+    for (const auto& ex : rows.examples) ids.push_back(ex.id);
+    write_prediction_file(dir / prediction_file_name(t.task, split_name(evaluation.split)), task.spec, ids,
+                          t.predictions);
+  }
+}
+
+std::string evaluation_table(const Evaluation& evaluation) {
+  std::string out = fmt::format("{:<10} {:<9} {:>8} {:>8} {:>8}\n", "task", "metric", "value", "loss", "examples");
+  for (const auto& t : evaluation.tasks) {
+    if (t.labeled)
+      out += fmt::format("{:<10} {:<9} {:>8.4f} {:>8.4f} {:>8}\n", t.task, metric_name(t.metric), t.value, t.loss,
+                         t.examples);
+    else
+      out += fmt::format("{:<10} {:<9} {:>8} {:>8} {:>8}\n", t.task, "-", "(no labels)", "", t.examples);
+  }
+  if (evaluation.has_overall) out += fmt::format("{:<10} {:<9} {:>8.4f}\n", "overall", "", evaluation.overall);
+  return out;
+}
+
+}  // namespace mtbert

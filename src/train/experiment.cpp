@@ -1,0 +1,285 @@
+#include "train/experiment.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "core/atomic_file.h"
+#include "core/json_file.h"
+#include "core/safetensors.h"
+#include "core/user_error.h"
+#include "models/module_state.h"
+#include "tasks/sentencepiece_training.h"
+
+namespace mtbert {
+
+namespace fs = std::filesystem;
+
+const char* split_name(Split split) {
+  switch (split) {
+    case Split::train: return "train";
+    case Split::dev: return "dev";
+    case Split::test: return "test";
+  }
+  return "?";
+}
+
+const TaskRuntime& Experiment::task(const std::string& name) const {
+  for (const auto& t : tasks)
+    if (t.name() == name) return t;
+  std::string known;
+  for (const auto& t : tasks) known += (known.empty() ? "" : ", ") + t.name();
+  throw UserError(fmt::format("the experiment has no task \"{}\" (its tasks: {})", name, known));
+}
+
+TaskRuntime& Experiment::task(const std::string& name) {
+  return const_cast<TaskRuntime&>(static_cast<const Experiment&>(*this).task(name));
+}
+
+torch::Device resolve_device(const std::string& device) {
+  if (device == "cpu") return torch::kCPU;
+  const bool cuda = torch::cuda::is_available();
+  if (device == "cuda" && !cuda)
+    throw UserError("device: cuda was requested but this LibTorch sees no CUDA device (use device=cpu or auto)");
+  return cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+}
+
+namespace {
+
+const std::string& split_path(const TaskConfig& task, Split split) {
+  switch (split) {
+    case Split::train: return task.train;
+    case Split::dev: return task.dev;
+    default: return task.test;
+  }
+}
+
+int64_t split_limit(const TaskConfig& task, Split split) {
+  switch (split) {
+    case Split::train: return task.limit_train;
+    case Split::dev: return task.limit_dev;
+    default: return task.limit_test;
+  }
+}
+
+ReadOptions read_options(const ExperimentConfig& config, const TaskConfig& task, Split split) {
+  ReadOptions options;
+  options.on_bad_row = config.train.on_bad_row == "skip" ? BadRowPolicy::skip : BadRowPolicy::error;
+  options.limit = split_limit(task, split);
+  // Test files are unlabeled in the CS224N data; train and dev must be labeled.
+  options.require_labels = split != Split::test;
+  return options;
+}
+
+void copy_file_into(const fs::path& from, const fs::path& dir, const std::string& name = "") {
+  if (!fs::exists(from)) throw UserError(fmt::format("{} does not exist", from.string()));
+  std::ifstream in(from, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_text_atomically(dir / (name.empty() ? from.filename().string() : name), bytes);
+}
+
+// The tasks' training texts, one per line, for training a SentencePiece model.
+fs::path write_task_texts(const ExperimentConfig& config, const fs::path& dir) {
+  std::string text;
+  for (const auto& task : config.tasks) {
+    if (task.train.empty()) continue;
+    const TaskSpec& spec = builtin_task(task.type.empty() ? task.name : task.type);
+    const TaskSplit rows = read_task_split(spec, task.train, read_options(config, task, Split::train));
+    for (const auto& ex : rows.examples) {
+      text += ex.text_a + "\n";
+      if (!ex.text_b.empty()) text += ex.text_b + "\n";
+    }
+  }
+  const fs::path path = dir / "training_text.txt";
+  write_text_atomically(path, text);
+  return path;
+}
+
+// Puts the experiment's tokenizer files into the run folder's tokenizer/.
+void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) {
+  const TokenizerConfig& t = config.model.tokenizer;
+  const fs::path dir = run.tokenizer_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (t.kind == "auto") {
+    if (config.model.pretrained.empty())
+      throw UserError(fmt::format("{}: model.tokenizer.kind: auto needs model.pretrained; a randomly initialized "
+                                  "model needs kind wordpiece (with vocab) or sentencepiece",
+                                  config.source.string()));
+    const fs::path from = config.model.pretrained;
+    bool found = false;
+    for (const char* name : {"vocab.txt", "spm.model", "tokenizer_config.json"}) {
+      if (!fs::exists(from / name)) continue;
+      copy_file_into(from / name, dir);
+      found = found || std::string(name) != "tokenizer_config.json";
+    }
+    if (!found) throw UserError(fmt::format("{} has no vocab.txt or spm.model", from.string()));
+  } else if (t.kind == "wordpiece") {
+    copy_file_into(t.vocab, dir, "vocab.txt");
+    write_text_atomically(dir / "tokenizer_config.json",
+                          nlohmann::json{{"do_lower_case", t.lower_case}}.dump() + "\n");
+  } else if (!t.model.empty() && fs::exists(t.model)) {
+    copy_file_into(t.model, dir, "spm.model");
+  } else {
+    std::vector<fs::path> inputs;
+    for (const auto& source : t.train_from) {
+      if (source == "tasks") inputs.push_back(write_task_texts(config, dir));
+      else inputs.emplace_back(source);
+    }
+    if (inputs.empty())
+      throw UserError(fmt::format("{}: model.tokenizer: a sentencepiece tokenizer needs an existing model or "
+                                  "train_from (files, or \"tasks\" for the tasks' training texts)",
+                                  config.source.string()));
+    SentencePieceTrainingOptions options;
+    options.seed = static_cast<uint32_t>(config.seed);
+    spdlog::info("training a SentencePiece vocabulary of {} pieces", t.vocab_size);
+    train_sentencepiece(inputs, dir / "spm.model", t.vocab_size, options);
+    if (!t.model.empty()) {
+      // Keep a copy where the config says, so that later runs reuse it.
+      fs::create_directories(fs::path(t.model).parent_path(), ec);
+      copy_file_into(dir / "spm.model", fs::path(t.model).parent_path(), fs::path(t.model).filename().string());
+    }
+  }
+}
+
+nlohmann::json encoder_config_json(const ExperimentConfig& config, const Tokenizer& tokenizer) {
+  nlohmann::json json;
+  if (!config.model.pretrained.empty()) {
+    json = read_json_file(fs::path(config.model.pretrained) / "config.json");
+  } else {
+    json = model_config_to_json(ModelConfig{});
+    json["vocab_size"] = tokenizer.vocab_size();
+    json["pad_token_id"] = tokenizer.special_ids().pad;
+  }
+  json.merge_patch(config.model.config);
+  return json;
+}
+
+HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec) {
+  HeadSpec h;
+  h.task = task.name;
+  h.target = spec.target == TaskTarget::classes  ? HeadTarget::classes
+             : spec.target == TaskTarget::binary ? HeadTarget::binary
+                                                 : HeadTarget::regression;
+  h.num_classes = spec.target == TaskTarget::classes ? spec.num_classes : 0;
+  if (spec.input == TaskInput::pair) h.pair_mode = task.pair_mode == "siamese" ? PairMode::siamese : PairMode::cross;
+  h.combine = task.combine == "cosine" ? PairCombine::cosine : PairCombine::concat;
+  h.pooling = task.pooling == "mean" ? Pooling::mean : task.pooling == "pooler" ? Pooling::pooler : Pooling::cls;
+  h.dropout = task.dropout;
+  h.regression_max = spec.label_max;
+  return h;
+}
+
+// Everything but the weights: tokenizer from the run folder, encoder config,
+// heads, model on its device.
+Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, const ModelConfig& model_config,
+                    bool with_pooler) {
+  Experiment e;
+  e.config = config;
+  e.tokenizer = load_tokenizer(run.tokenizer_dir());
+  e.model_config = model_config;
+  if (e.tokenizer->vocab_size() > model_config.vocab_size)
+    throw UserError(fmt::format("the tokenizer has {} pieces but the model's vocab_size is {}",
+                                e.tokenizer->vocab_size(), model_config.vocab_size));
+  std::vector<HeadSpec> heads;
+  for (const auto& task : config.tasks) {
+    TaskRuntime t;
+    t.config = task;
+    t.spec = builtin_task(task.type.empty() ? task.name : task.type);
+    t.spec.name = task.name;
+    t.head = head_spec(task, t.spec);
+    t.pair_encoding = t.head.pair_mode == PairMode::siamese ? PairEncoding::siamese : PairEncoding::cross;
+    heads.push_back(t.head);
+    e.tasks.push_back(std::move(t));
+  }
+  // Same seed, same initial weights: heads (and a random encoder) are drawn
+  // from LibTorch's generator right here.
+  torch::manual_seed(config.seed);
+  BertModel encoder(model_config, BertModelOptions{with_pooler});
+  encoder->initialize_weights();
+  e.model = MultitaskModel(encoder, heads);
+  if (config.model.freeze_encoder) e.model->freeze_encoder();
+  e.device = resolve_device(config.device);
+  e.model->to(e.device);
+  return e;
+}
+
+}  // namespace
+
+Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run) {
+  prepare_tokenizer(config, run);
+  auto tokenizer = load_tokenizer(run.tokenizer_dir());
+  const nlohmann::json json = encoder_config_json(config, *tokenizer);
+  const ModelConfig model_config = model_config_from_json(json, config.source.string() + ": model.config");
+  write_text_atomically(run.model_config(), json.dump(2) + "\n");
+
+  SafetensorsFile weights;
+  const bool pretrained = !config.model.pretrained.empty();
+  if (pretrained) {
+    const fs::path file = fs::path(config.model.pretrained) / "model.safetensors";
+    if (!fs::exists(file))
+      throw UserError(fmt::format("{} has no model.safetensors (convert HuggingFace folders with "
+                                  "scripts/convert_hf_checkpoint.py)",
+                                  config.model.pretrained));
+    weights = read_safetensors(file);
+  }
+  const bool with_pooler = !pretrained || weights.tensors.count("pooler.dense.weight") > 0;
+  Experiment e = assemble(config, run, model_config, with_pooler);
+  if (pretrained)
+    load_module_state(*e.model->bert, weights.tensors, (fs::path(config.model.pretrained) / "model.safetensors").string());
+  return e;
+}
+
+Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory& run) {
+  if (!fs::exists(run.model_config()))
+    throw UserError(fmt::format("{} is not a run folder (no model_config.json)", run.root().string()));
+  const nlohmann::json json = read_json_file(run.model_config());
+  const ModelConfig model_config = model_config_from_json(json, run.model_config().string());
+  // Whether the encoder has a pooler is recorded by the checkpoint itself.
+  const fs::path checkpoint = run.checkpoint_to_read(run.has_checkpoint("last") ? "last" : "best");
+  const auto names = read_safetensors(checkpoint / "model.safetensors").tensors;
+  return assemble(config, run, model_config, names.count("bert.pooler.dense.weight") > 0);
+}
+
+void load_split(Experiment& e, Split split) {
+  for (auto& task : e.tasks) {
+    const std::string& path = split_path(task.config, split);
+    if (path.empty()) continue;
+    TaskSplit rows = read_task_split(task.spec, path, read_options(e.config, task.config, split));
+    if (rows.skipped_rows > 0)
+      spdlog::warn("{}: skipped {} malformed row(s) (on_bad_row: skip)", path, rows.skipped_rows);
+    task.encoded[split] = encode_split(rows, task.spec, *e.tokenizer, task.pair_encoding, task.config.max_length);
+    task.rows[split] = std::move(rows);
+  }
+}
+
+void override_split_path(ExperimentConfig& config, const std::string& task, Split split, const std::string& path) {
+  for (auto& t : config.tasks) {
+    if (t.name != task) continue;
+    (split == Split::train ? t.train : split == Split::dev ? t.dev : t.test) = path;
+    return;
+  }
+  throw UserError(fmt::format("--data: the experiment has no task \"{}\"", task));
+}
+
+nlohmann::json parameter_counts(const Experiment& e) {
+  auto count = [](const std::vector<torch::Tensor>& params, bool trainable_only) {
+    int64_t n = 0;
+    for (const auto& p : params)
+      if (!trainable_only || p.requires_grad()) n += p.numel();
+    return n;
+  };
+  const auto all = e.model->parameters();
+  nlohmann::json per_task = nlohmann::json::object();
+  for (const auto& t : e.tasks) per_task[t.name()] = count(e.model->task_parameters(t.name()), false);
+  return {
+      {"total", count(all, false)},
+      {"trainable", count(all, true)},
+      {"shared", count(e.model->shared_parameters(), false)},
+      {"per_task", per_task},
+  };
+}
+
+}  // namespace mtbert

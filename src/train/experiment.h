@@ -1,0 +1,79 @@
+#pragma once
+// An experiment made concrete: the tokenizer, the multi-task model on its
+// device, and each task's spec, head and data. Built from an ExperimentConfig
+// for a new run, or from a run folder for resuming, evaluating and predicting
+// (which then needs neither the pretrained folder nor the training data).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "models/model_config.h"
+#include "models/multitask_model.h"
+#include "models/task_head.h"
+#include "tasks/encoded_split.h"
+#include "tasks/task_data.h"
+#include "tasks/task_spec.h"
+#include "tasks/tokenizer.h"
+#include "train/experiment_config.h"
+#include "train/run_directory.h"
+
+namespace mtbert {
+
+enum class Split { train, dev, test };
+const char* split_name(Split split);
+
+struct TaskRuntime {
+  TaskConfig config;
+  TaskSpec spec;
+  HeadSpec head;
+  PairEncoding pair_encoding = PairEncoding::cross;
+  // The splits read so far: raw rows (ids, gold labels) and their encodings.
+  std::map<Split, TaskSplit> rows;
+  std::map<Split, EncodedSplit> encoded;
+
+  bool has(Split split) const { return encoded.count(split) > 0; }
+  const std::string& name() const { return config.name; }
+};
+
+struct Experiment {
+  ExperimentConfig config;
+  std::unique_ptr<Tokenizer> tokenizer;
+  ModelConfig model_config;
+  MultitaskModel model{nullptr};
+  std::vector<TaskRuntime> tasks;
+  torch::Device device{torch::kCPU};
+
+  // UserError listing the experiment's tasks when there is no such task.
+  TaskRuntime& task(const std::string& name);
+  const TaskRuntime& task(const std::string& name) const;
+};
+
+// A new run: resolves the tokenizer (copied from the pretrained folder, or
+// trained and saved into the run folder), builds the encoder (pretrained
+// weights, or HuggingFace's initialization under the config's seed) and the
+// heads, and records tokenizer and model config in `run`.
+Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run);
+
+// The same experiment rebuilt from its run folder (tokenizer/ and
+// model_config.json) with untrained weights: the caller loads a checkpoint.
+Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory& run);
+
+// Reads and encodes `split` of every task that has it configured (a task
+// without that split is left out of it). UserError naming file and line for
+// bad rows, per `train.on_bad_row`.
+void load_split(Experiment& experiment, Split split);
+
+// Replaces a task's `split` file path (mtbert eval --data task=path).
+void override_split_path(ExperimentConfig& config, const std::string& task, Split split, const std::string& path);
+
+// Moves the model to the configured device ("auto": CUDA when available).
+torch::Device resolve_device(const std::string& device);
+
+// Parameter counts for the summary: total, trainable, shared (encoder) and
+// per task.
+nlohmann::json parameter_counts(const Experiment& experiment);
+
+}  // namespace mtbert

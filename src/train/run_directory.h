@@ -1,0 +1,71 @@
+#pragma once
+// The folder a training run writes, and the only code that knows its layout:
+//
+//   config.resolved.yaml       every key of the experiment, defaults included
+//   metrics.jsonl              one JSON object per evaluation
+//   summary.json               best dev metrics, test metrics, timing, sizes, provenance
+//   tokenizer/                 the run's tokenizer files (copied, or trained for it)
+//   model_config.json          the encoder's config, overrides applied
+//   checkpoints/last/          model.safetensors, optimizer.pt, state.json: for --resume
+//   checkpoints/best/          model.safetensors, state.json: the best dev score so far
+//   predictions/<task>-<split>-output.csv   CS224N leaderboard layout
+//
+// Every file is written atomically, and a checkpoint folder is replaced as a
+// whole, so an interruption at any moment leaves the previous one usable.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mtbert {
+
+class RunDirectory {
+ public:
+  explicit RunDirectory(std::filesystem::path root);
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path resolved_config() const { return root_ / "config.resolved.yaml"; }
+  std::filesystem::path metrics() const { return root_ / "metrics.jsonl"; }
+  std::filesystem::path summary() const { return root_ / "summary.json"; }
+  std::filesystem::path tokenizer_dir() const { return root_ / "tokenizer"; }
+  // The encoder's HF-keyed config (after the experiment's overrides), so that
+  // the run can be rebuilt without its pretrained folder.
+  std::filesystem::path model_config() const { return root_ / "model_config.json"; }
+  std::filesystem::path checkpoint(const std::string& name) const { return root_ / "checkpoints" / name; }
+  std::filesystem::path predictions_dir() const { return root_ / "predictions"; }
+
+  // Creates the folder and its subfolders.
+  void create() const;
+
+  // Whether checkpoint `name` exists (also when only its previous copy
+  // survived an interruption during replacement).
+  bool has_checkpoint(const std::string& name) const;
+  // The folder to read checkpoint `name` from (see replace_checkpoint).
+  std::filesystem::path checkpoint_to_read(const std::string& name) const;
+
+  // Fills a fresh folder with `write`, then swaps it in for checkpoint
+  // `name`: <name>.tmp is written, <name> becomes <name>.old, <name>.tmp
+  // becomes <name>, <name>.old is removed. Readers fall back to <name>.old.
+  void replace_checkpoint(const std::string& name,
+                          const std::function<void(const std::filesystem::path&)>& write) const;
+
+  // Appends one JSON line to metrics.jsonl (flushed; a torn last line from a
+  // crash is dropped by read_metrics).
+  void append_metrics(const nlohmann::json& row) const;
+  std::vector<nlohmann::json> read_metrics() const;
+  // Keeps only the rows with step <= `step`: what resuming from that step
+  // must start from.
+  void truncate_metrics(int64_t step) const;
+
+  void write_summary(const nlohmann::json& summary) const;
+  // The summary, or an empty object when there is none.
+  nlohmann::json read_summary() const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace mtbert

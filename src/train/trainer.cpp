@@ -1,0 +1,338 @@
+#include "train/trainer.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "core/build_info.h"
+#include "core/runtime.h"
+#include "core/user_error.h"
+#include "train/checkpoint.h"
+#include "train/gradient_clipping.h"
+#include "train/model_inputs.h"
+#include "train/optimizer.h"
+#include "train/progress.h"
+
+namespace mtbert {
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Each task's batch order gets its own stream of randomness from the run's seed.
+uint64_t task_seed(uint64_t seed, size_t task_index) { return seed * 1000003ULL + 7919ULL * (task_index + 1); }
+
+}  // namespace
+
+const char* train_end_name(TrainEnd end) {
+  switch (end) {
+    case TrainEnd::finished: return "finished";
+    case TrainEnd::early_stopped: return "early_stopped";
+    case TrainEnd::interrupted: return "interrupted";
+  }
+  return "?";
+}
+
+void Trainer::StepLosses::add(const std::string& task, const torch::Tensor& loss) {
+  auto& sum = sums[task];
+  sum = sum.defined() ? sum + loss.detach().to(torch::kDouble) : loss.detach().to(torch::kDouble);
+  ++batches[task];
+}
+
+nlohmann::json Trainer::StepLosses::mean_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [task, sum] : sums) out[task] = sum.item<double>() / static_cast<double>(batches.at(task));
+  return out;
+}
+
+void Trainer::StepLosses::save(TrainProgress& progress) const {
+  progress.interval_losses.clear();
+  for (const auto& [task, sum] : sums) progress.interval_losses[task] = {sum.item<double>(), batches.at(task)};
+}
+
+void Trainer::StepLosses::restore(const TrainProgress& progress, torch::Device device) {
+  *this = StepLosses{};
+  for (const auto& [task, l] : progress.interval_losses) {
+    sums[task] = torch::tensor(l.first, torch::TensorOptions().dtype(torch::kDouble).device(device));
+    batches[task] = l.second;
+  }
+}
+
+Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run_(std::move(run)) {
+  const TrainSection& t = e_.config.train;
+  if (t.pcgrad.enabled && t.grad_accumulation != 1)
+    throw UserError(fmt::format("{}: train.pcgrad needs train.grad_accumulation 1 (got {})",
+                                e_.config.source.string(), t.grad_accumulation));
+  load_split(e_, Split::train);
+  load_split(e_, Split::dev);
+  load_split(e_, Split::test);
+
+  std::vector<SamplerTask> sampler_tasks;
+  for (size_t i = 0; i < e_.tasks.size(); ++i) {
+    TaskRuntime& task = e_.tasks[i];
+    if (!task.has(Split::train)) continue;
+    BatchingOptions options;
+    options.batch_size = t.batch_size;
+    options.bucket_by_length = t.bucket_by_length;
+    options.seed = task_seed(e_.config.seed, i);
+    auto stream = std::make_unique<BatchStream>(task.encoded.at(Split::train), options);
+    sampler_tasks.push_back({task.name(), static_cast<int64_t>(task.encoded.at(Split::train).examples.size()),
+                             stream->batches_per_pass()});
+    sampler_tasks_.push_back(task.name());
+    streams_[task.name()] = std::move(stream);
+  }
+  if (sampler_tasks.empty())
+    throw UserError(fmt::format("{}: no task has a train split", e_.config.source.string()));
+  sampler_ = std::make_unique<TaskSampler>(t.sampler, sampler_tasks, t.epochs, e_.config.seed);
+
+  const int64_t sampler_steps = sampler_->steps_per_epoch();
+  optimizer_steps_per_epoch_ = (sampler_steps + t.grad_accumulation - 1) / t.grad_accumulation;
+  total_optimizer_steps_ = t.max_steps > 0 ? t.max_steps : t.epochs * optimizer_steps_per_epoch_;
+
+  optimizer_ = make_optimizer(e_.model, t);
+  for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
+  schedule_ = std::make_unique<LrSchedule>(t.schedule, t.lr, total_optimizer_steps_, optimizer_steps_per_epoch_);
+  for (const auto& p : e_.model->parameters())
+    if (p.requires_grad()) trainable_.push_back(p);
+  if (t.pcgrad.enabled) {
+    std::vector<torch::Tensor> shared;
+    for (const auto& p : e_.model->shared_parameters())
+      if (p.requires_grad()) shared.push_back(p);
+    pcgrad_ = std::make_unique<PcgradAccumulator>(shared);
+  }
+  for (const auto& task : e_.tasks) {
+    if (task.config.smart.enabled && task.config.smart.bregman) {
+      teacher_ = std::make_unique<MomentumTeacher>(e_.model, task.config.smart.momentum);
+      break;
+    }
+  }
+  host_rng_.seed(e_.config.seed);
+  for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
+}
+
+Trainer::~Trainer() = default;
+
+TrainingStateRefs Trainer::state_refs() {
+  return TrainingStateRefs{e_.model, optimizer_.get(), &progress_, &host_rng_,
+                           teacher_ ? teacher_->module() : nullptr};
+}
+
+void Trainer::restore_last_checkpoint() {
+  load_checkpoint(run_, "last", state_refs());
+  for (auto& [name, stream] : streams_) {
+    auto it = progress_.streams.find(name);
+    if (it == progress_.streams.end())
+      throw UserError(fmt::format("{}: the checkpoint has no batch position for task {} (was the config changed?)",
+                                  run_.root().string(), name));
+    stream->restore(it->second);
+  }
+  losses_.restore(progress_, e_.device);
+  run_.truncate_metrics(progress_.global_step);
+  spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
+               progress_.global_step);
+}
+
+torch::Tensor Trainer::task_loss(const std::string& task, const TaskBatch& batch) {
+  const TaskConfig& config = e_.task(task).config;
+  const auto inputs = model_inputs(batch, e_.device);
+  const auto labels = batch.labels.to(e_.device, /*non_blocking=*/true);
+  TaskHead head = e_.model->head(task);
+  const bool smart = config.smart.enabled, bregman = teacher_ && smart && config.smart.bregman;
+  if (!smart && !config.sift.enabled) return head->loss(e_.model(task, inputs), labels);
+
+  const auto embedded = e_.model->embed(task, inputs);
+  const auto outputs = e_.model->forward_embedded(task, embedded, inputs);
+  auto loss = head->loss(outputs, labels);
+  if (smart) loss = loss + smart_regularizer(e_.model, task, inputs, embedded, outputs, config.smart);
+  if (config.sift.enabled) loss = loss + sift_regularizer(e_.model, task, inputs, outputs, config.sift);
+  if (bregman) loss = loss + teacher_->bregman_term(e_.model, task, inputs, outputs, config.smart.bregman_weight);
+  return loss;
+}
+
+void Trainer::optimizer_step() {
+  const TrainSection& t = e_.config.train;
+  if (pcgrad_) {
+    pcgrad_->apply(t.pcgrad.reduction == "mean" ? PcgradReduction::mean : PcgradReduction::sum, host_rng_);
+  }
+  if (t.grad_clip > 0) clip_gradients(trainable_, t.grad_clip);
+  const double factor = schedule_->lr_at(progress_.global_step) / t.lr;
+  auto& groups = optimizer_->param_groups();
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * factor);
+  optimizer_->step();
+  optimizer_->zero_grad();
+  if (teacher_) teacher_->update(e_.model);
+  ++progress_.global_step;
+}
+
+void Trainer::save_last() {
+  progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
+  for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
+  losses_.save(progress_);
+  save_checkpoint(run_, "last", state_refs());
+}
+
+void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_examples) {
+  Evaluation dev = evaluate(e_, Split::dev);
+  const double lr = schedule_->lr_at(std::max<int64_t>(progress_.global_step - 1, 0));
+  nlohmann::json row = {
+      {"step", progress_.global_step},
+      {"epoch", progress_.epoch},
+      {"lr", lr},
+      {"train_loss", losses_.mean_json()},
+      {"dev", evaluation_json(dev)},
+      {"examples_per_second", interval_seconds > 0 ? interval_examples / interval_seconds : 0.0},
+      {"eval_seconds", dev.seconds},
+  };
+  if (dev.has_overall) row["overall"] = dev.overall;
+  run_.append_metrics(row);
+  losses_ = StepLosses{};
+
+  // Without labeled dev data every evaluation is "the best": the last wins.
+  const double score = dev.has_overall ? dev.overall : 0.0;
+  if (!dev.has_overall || score > progress_.best_score) {
+    progress_.best_score = score;
+    progress_.best_step = progress_.global_step;
+    progress_.best_epoch = progress_.epoch;
+    progress_.evals_without_improvement = 0;
+    save_checkpoint(run_, "best", TrainingStateRefs{e_.model, nullptr, &progress_});
+  } else {
+    ++progress_.evals_without_improvement;
+  }
+  std::string line = fmt::format("step {} epoch {}:", progress_.global_step, progress_.epoch);
+  for (const auto& task : dev.tasks)
+    if (task.labeled) line += fmt::format(" {} {:.4f}", task.task, task.value);
+  if (dev.has_overall) line += fmt::format("  overall {:.4f} (best {:.4f} at step {})", dev.overall,
+                                           progress_.best_score, progress_.best_step);
+  spdlog::info("{}", line);
+}
+
+TrainEnd Trainer::train(const TrainerHooks& hooks) {
+  const TrainSection& t = e_.config.train;
+  session_start_seconds_ = progress_.train_seconds;
+  session_clock_start_ = now_seconds();
+  e_.model->train();
+  double interval_start = now_seconds();
+  int64_t interval_examples = 0;
+  auto reached_max_steps = [&] { return t.max_steps > 0 && progress_.global_step >= t.max_steps; };
+  auto patience_exhausted = [&] {
+    return t.early_stopping_patience > 0 && progress_.evals_without_improvement >= t.early_stopping_patience;
+  };
+  auto eval_now = [&] {
+    const double seconds = now_seconds() - interval_start;
+    evaluate_and_checkpoint(seconds, interval_examples);
+    interval_start = now_seconds();
+    interval_examples = 0;
+  };
+
+  while (progress_.epoch <= t.epochs && !reached_max_steps()) {
+    const auto plan = sampler_->plan_epoch(progress_.epoch);
+    const int64_t steps = static_cast<int64_t>(plan.size());
+    std::unique_ptr<Progress> bar;
+    if (hooks.show_progress)
+      bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, t.epochs), steps);
+    int64_t micro = 0;
+    while (progress_.step_in_epoch < steps) {
+      for (const int64_t task_index : plan[progress_.step_in_epoch]) {
+        const std::string& task = sampler_tasks_[task_index];
+        TaskBatch batch = streams_.at(task)->next();
+        auto loss = task_loss(task, batch);
+        const double weight = e_.task(task).config.loss_weight / static_cast<double>(t.grad_accumulation);
+        (loss * weight).backward();
+        if (pcgrad_) pcgrad_->capture_task_gradient();
+        losses_.add(task, loss);
+        interval_examples += batch.size();
+        progress_.examples_seen += batch.size();
+      }
+      ++progress_.step_in_epoch;
+      ++micro;
+      if (micro % t.grad_accumulation != 0 && progress_.step_in_epoch < steps) continue;
+      optimizer_step();
+      if (bar) {
+        const double seconds = now_seconds() - interval_start;
+        bar->update(progress_.step_in_epoch, fmt::format("{:.0f} ex/s  lr {:.2e}",
+                                                         seconds > 0 ? interval_examples / seconds : 0.0,
+                                                         schedule_->lr_at(progress_.global_step - 1)));
+      }
+      if (t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0) {
+        eval_now();
+        save_last();
+        if (patience_exhausted()) return TrainEnd::early_stopped;
+      }
+      if (reached_max_steps()) break;
+      if (hooks.stop_requested && hooks.stop_requested()) {
+        save_last();
+        spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert train --resume {}",
+                     progress_.global_step, run_.root().string());
+        return TrainEnd::interrupted;
+      }
+    }
+    if (bar) bar->finish(fmt::format("{} optimizer steps", progress_.global_step));
+    const bool epoch_done = progress_.step_in_epoch >= steps;
+    if (epoch_done) {
+      ++progress_.epoch;
+      progress_.step_in_epoch = 0;
+    }
+    // Evaluate at each epoch's end (or at max_steps) unless every N steps
+    // already did at this very step.
+    const bool evaluated_here = t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0;
+    if (!evaluated_here) eval_now();
+    save_last();
+    if (patience_exhausted()) return TrainEnd::early_stopped;
+  }
+  return TrainEnd::finished;
+}
+
+nlohmann::json Trainer::summary(const std::string& status, const std::string& command, const nlohmann::json& test) const {
+  nlohmann::json best = nlohmann::json::object();
+  for (const auto& row : run_.read_metrics()) {
+    if (row.value("step", int64_t{-1}) != progress_.best_step) continue;
+    best = {{"step", row["step"]}, {"epoch", row["epoch"]}, {"dev", row["dev"]}};
+    if (row.contains("overall")) best["overall"] = row["overall"];
+  }
+  return {
+      {"name", e_.config.name},
+      {"status", status},
+      {"best", best},
+      {"test", test},
+      {"steps", progress_.global_step},
+      {"epochs_completed", progress_.epoch - 1},
+      {"examples_seen", progress_.examples_seen},
+      {"train_seconds", progress_.train_seconds},
+      {"parameters", parameter_counts(e_)},
+      {"command", command},
+      {"git_revision", git_revision()},
+      {"mtbert_version", MTBERT_VERSION},
+      {"torch_version", torch_version_string()},
+      {"device", e_.device.str()},
+      {"threads", at::get_num_threads()},
+  };
+}
+
+nlohmann::json Trainer::finish(TrainEnd end, const std::string& command) {
+  if (end == TrainEnd::interrupted) {
+    auto s = summary("interrupted", command, nlohmann::json::object());
+    run_.write_summary(s);
+    return s;
+  }
+  progress_.finished = true;
+  save_last();
+  // Predictions and test metrics come from the best checkpoint.
+  load_checkpoint_weights(run_, run_.has_checkpoint("best") ? "best" : "last", e_.model);
+  nlohmann::json test = nlohmann::json::object();
+  for (const Split split : {Split::dev, Split::test}) {
+    Evaluation evaluation = evaluate(e_, split);
+    if (evaluation.tasks.empty()) continue;
+    write_predictions(e_, evaluation, run_.predictions_dir());
+    if (split == Split::test) test = evaluation_json(evaluation);
+    if (split == Split::test && evaluation.has_overall) test["overall"] = evaluation.overall;
+  }
+  auto s = summary(train_end_name(end), command, test);
+  run_.write_summary(s);
+  return s;
+}
+
+}  // namespace mtbert

@@ -1,0 +1,95 @@
+#pragma once
+// The training loop: a sampler picks the task(s) of each step, each task's
+// batch goes forward and backward (with SMART/SiFT and the Bregman term where
+// configured), PCGrad or a plain sum combines the gradients, AdamW steps under
+// the LR schedule; evaluation on dev every N steps or each epoch keeps the
+// best checkpoint by the overall score; a stop request (SIGINT/SIGTERM) or
+// early stopping ends the run cleanly with a checkpoint.
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <torch/optim/adamw.h>
+
+#include "train/checkpoint.h"
+#include "train/evaluator.h"
+#include "train/experiment.h"
+#include "train/lr_schedule.h"
+#include "train/pcgrad.h"
+#include "train/run_directory.h"
+#include "train/smart.h"
+#include "train/task_sampler.h"
+#include "train/train_progress.h"
+
+namespace mtbert {
+
+enum class TrainEnd { finished, early_stopped, interrupted };
+const char* train_end_name(TrainEnd end);
+
+struct TrainerHooks {
+  // Checked after every optimizer step; true: save and stop.
+  std::function<bool()> stop_requested;
+  bool show_progress = true;
+};
+
+class Trainer {
+ public:
+  // Loads the train and dev splits (and test, for the final predictions).
+  Trainer(Experiment& experiment, RunDirectory run);
+  ~Trainer();
+
+  // Continues from checkpoints/last (resume): model, optimizer, progress,
+  // generators, teacher; metrics.jsonl is cut back to that step.
+  void restore_last_checkpoint();
+
+  TrainEnd train(const TrainerHooks& hooks);
+
+  // After training: the best checkpoint's predictions for dev and test, test
+  // metrics where labeled, and summary.json. `command` is recorded in it.
+  nlohmann::json finish(TrainEnd end, const std::string& command);
+
+  const TrainProgress& progress() const { return progress_; }
+
+ private:
+  // Training losses summed on the device between two evaluations: fetching
+  // them every step would cost a host-device sync per step.
+  struct StepLosses {
+    std::map<std::string, torch::Tensor> sums;
+    std::map<std::string, int64_t> batches;
+    void add(const std::string& task, const torch::Tensor& loss);
+    nlohmann::json mean_json() const;
+    // To and from TrainProgress, so that a resumed run reports the same means.
+    void save(TrainProgress& progress) const;
+    void restore(const TrainProgress& progress, torch::Device device);
+  };
+
+  torch::Tensor task_loss(const std::string& task, const TaskBatch& batch);
+  void optimizer_step();
+  void evaluate_and_checkpoint(double interval_seconds, int64_t interval_examples);
+  void save_last();
+  TrainingStateRefs state_refs();
+  nlohmann::json summary(const std::string& status, const std::string& command, const nlohmann::json& test) const;
+
+  Experiment& e_;
+  RunDirectory run_;
+  TrainProgress progress_;
+  std::unique_ptr<TaskSampler> sampler_;
+  std::vector<std::string> sampler_tasks_;  // the sampler's task indices -> names
+  std::map<std::string, std::unique_ptr<BatchStream>> streams_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::vector<double> base_lrs_;  // per parameter group
+  std::unique_ptr<LrSchedule> schedule_;
+  std::unique_ptr<PcgradAccumulator> pcgrad_;
+  std::unique_ptr<MomentumTeacher> teacher_;
+  StepLosses losses_;
+  std::vector<torch::Tensor> trainable_;
+  std::mt19937_64 host_rng_;
+  int64_t optimizer_steps_per_epoch_ = 0;
+  int64_t total_optimizer_steps_ = 0;
+  double session_start_seconds_ = 0;  // progress_.train_seconds when this session began
+  double session_clock_start_ = 0;    // the steady clock then
+};
+
+}  // namespace mtbert
