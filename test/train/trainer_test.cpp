@@ -1,0 +1,110 @@
+// The training loop end to end on small synthetic tasks: it learns, it writes
+// the run folder, and a run interrupted and resumed ends exactly where an
+// uninterrupted one does.
+#include "train/trainer.h"
+
+#include <fstream>
+
+#include <torch/torch.h>
+
+#include "core/safetensors.h"
+#include "synthetic_tasks.h"
+#include "tasks/temp_dir.h"
+#include "test_support.h"
+#include "train/checkpoint.h"
+
+namespace fs = std::filesystem;
+using namespace mtbert;
+
+namespace {
+
+struct Run {
+  nlohmann::json summary;
+  std::vector<nlohmann::json> metrics;
+  NamedTensors weights;
+};
+
+// Trains `config` into `dir`; with `stop_at` > 0 the run is stopped after that
+// many optimizer steps (as SIGINT would) and then resumed by a new Trainer
+// from the run folder alone.
+Run train(const ExperimentConfig& config, const fs::path& dir, int64_t stop_at = 0) {
+  RunDirectory run(dir);
+  run.create();
+  {
+    Experiment e = start_experiment(config, run);
+    Trainer trainer(e, run);
+    TrainerHooks hooks;
+    hooks.show_progress = false;
+    if (stop_at > 0) hooks.stop_requested = [&] { return trainer.progress().global_step >= stop_at; };
+    const TrainEnd end = trainer.train(hooks);
+    if (stop_at == 0) {
+      REQUIRE(end == TrainEnd::finished);
+      trainer.finish(end, "test");
+      return {run.read_summary(), run.read_metrics(), read_safetensors(dir / "checkpoints" / "last" / "model.safetensors").tensors};
+    }
+    REQUIRE(end == TrainEnd::interrupted);
+    trainer.finish(end, "test");
+    REQUIRE(run.read_summary()["status"] == "interrupted");
+  }
+  Experiment e = reopen_experiment(config, run);
+  Trainer trainer(e, run);
+  trainer.restore_last_checkpoint();
+  CHECK(trainer.progress().global_step == stop_at);
+  TrainerHooks hooks;
+  hooks.show_progress = false;
+  const TrainEnd end = trainer.train(hooks);
+  REQUIRE(end == TrainEnd::finished);
+  trainer.finish(end, "test");
+  return {run.read_summary(), run.read_metrics(), read_safetensors(dir / "checkpoints" / "last" / "model.safetensors").tensors};
+}
+
+}  // namespace
+
+TEST_CASE("a short multi-task training learns and fills the run folder", "[trainer]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 320, 120, 1);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
+  config.train.epochs = 3;
+  Run run = train(config, tmp.path() / "run");
+
+  const auto& best = run.summary["best"];
+  INFO(run.summary.dump(2));
+  // Chance is 0.5 accuracy and r = 0; the synthetic labels are easy.
+  CHECK(best["dev"]["cfimdb"]["value"].get<double>() > 0.9);
+  CHECK(best["dev"]["para"]["value"].get<double>() > 0.6);
+  CHECK(best["dev"]["sts"]["value"].get<double>() > 0.3);
+  CHECK(run.summary["status"] == "finished");
+  CHECK(run.metrics.size() == 3);  // one evaluation per epoch
+  CHECK(run.summary["parameters"]["per_task"].size() == 3);
+  for (const char* file : {"config.resolved.yaml", "model_config.json", "tokenizer/vocab.txt",
+                           "checkpoints/best/model.safetensors", "checkpoints/last/optimizer.pt",
+                           "predictions/cfimdb-dev-output.csv", "predictions/para-dev-output.csv",
+                           "predictions/sts-dev-output.csv"}) {
+    INFO(file);
+    CHECK(fs::exists(tmp.path() / "run" / file));
+  }
+}
+
+TEST_CASE("an interrupted run resumes to identical metrics and weights", "[trainer][resume]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "a");
+  config.train.eval_every_steps = 5;
+  config.train.sampler.kind = "annealed";
+  config.model.config["hidden_dropout_prob"] = 0.1;  // the dropout generator must be restored too
+  for (auto& t : config.tasks) t.dropout = 0.2;
+  const Run straight = train(config, tmp.path() / "a");
+  const Run resumed = train(config, tmp.path() / "b", /*stop_at=*/7);
+
+  REQUIRE(straight.metrics.size() == resumed.metrics.size());
+  for (size_t i = 0; i < straight.metrics.size(); ++i) {
+    CHECK(straight.metrics[i]["step"] == resumed.metrics[i]["step"]);
+    CHECK(straight.metrics[i]["dev"] == resumed.metrics[i]["dev"]);
+    CHECK(straight.metrics[i]["train_loss"] == resumed.metrics[i]["train_loss"]);
+  }
+  CHECK(straight.summary["best"] == resumed.summary["best"]);
+  for (const auto& [name, tensor] : straight.weights) {
+    INFO(name);
+    CHECK(torch::equal(tensor, resumed.weights.at(name)));
+  }
+}
