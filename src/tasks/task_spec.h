@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mtbert {
@@ -12,6 +13,10 @@ namespace mtbert {
 enum class TaskInput { single, pair };
 enum class TaskTarget { classes, binary, regression };
 enum class TaskMetric { accuracy, pearson };
+// How a prediction is spelled in the leaderboard files, as the CS224N starter
+// code prints it: SST/CFIMDB an argmax (numpy int64: "3"), Quora a rounded
+// sigmoid and STS a score (numpy float32: "1.0", "3.4567854").
+enum class PredictionFormat { integer, float32 };
 
 struct TaskSpec {
   std::string name;  // "sst", "para", "sts", "cfimdb"
@@ -24,6 +29,7 @@ struct TaskSpec {
   std::vector<std::string> text_columns;  // {"sentence"} or {"sentence1", "sentence2"}
   std::string label_column;               // "sentiment", "is_duplicate", "similarity"
   std::string prediction_column;          // leaderboard header, e.g. "Predicted_Sentiment"
+  PredictionFormat prediction_format = PredictionFormat::integer;
 };
 
 // The four built-in tasks. UserError listing the known names otherwise.

@@ -1,0 +1,57 @@
+#pragma once
+// Records of a tab-separated file, read the way the CS224N starter code reads
+// its data (Python's `csv.reader(f, delimiter='\t')`, which pandas' writer
+// matches): a field that starts with `"` is quoted and may hold tabs, line
+// breaks and doubled `""`; a quote elsewhere in a field is an ordinary
+// character, as is anything after a quoted field's closing quote. Records end
+// at \n, \r\n or \r. A UTF-8 byte order mark is dropped and blank records
+// (nothing but whitespace) are skipped.
+//
+// A stray quote at the start of a field swallows the text up to the next
+// quote, line breaks included (Python reads it so, and the rows after it come
+// out garbled). This reader reports such a record as a runaway quote, and
+// resumes on the line after the one where it started, so that one stray quote
+// costs one row: when the quote never closes, or, once it knows the width of
+// the records (set_width), when it closes past a line break in a record of the
+// wrong width.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mtbert {
+
+struct TsvRecord {
+  std::vector<std::string> fields;
+  int64_t line = 0;                 // 1-based line of the file where the record starts
+  bool runaway_quote = false;  // see above; fields are then empty
+};
+
+class TsvReader {
+ public:
+  // `text`: the whole file, as bytes.
+  explicit TsvReader(std::string text);
+
+  // Reads `path` whole. UserError naming it when it cannot be read.
+  static TsvReader from_file(const std::filesystem::path& path);
+
+  // The number of fields every record should have (0: unknown, the default).
+  void set_width(std::size_t fields) { width_ = fields; }
+
+  // The next non-blank record; false at the end of the text.
+  bool next(TsvRecord& record);
+
+ private:
+  // Moves past the line break at pos_ (\n, \r\n or \r), counting it.
+  void skip_line_break();
+  // Moves to the start of the line after `line`, which starts at `start`.
+  void resume_after_line(std::size_t start, int64_t line);
+
+  std::string text_;
+  std::size_t pos_ = 0;
+  int64_t line_ = 1;  // line of text_[pos_]
+  std::size_t width_ = 0;
+};
+
+}  // namespace mtbert
