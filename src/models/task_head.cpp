@@ -30,11 +30,12 @@ torch::Tensor clamp_probability(const torch::Tensor& p) {
 void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler) {
   if (spec.task.empty() || spec.task.find('.') != std::string::npos)
     throw UserError(fmt::format("tasks: task name \"{}\" must be non-empty and contain no '.'; rename it", spec.task));
-  auto fail = [&](const char* key, const std::string& what) {
-    throw UserError(fmt::format("tasks.{}.{}: {}", spec.task, key, what));
+  // key: the task's config key at fault; empty for what the task's type fixes.
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw UserError(fmt::format("tasks.{}{}: {}", spec.task, key.empty() ? "" : "." + key, what));
   };
   if (spec.target == HeadTarget::classes && spec.num_classes < 2)
-    fail("num_classes", fmt::format("a classification head needs at least 2 classes, got {}", spec.num_classes));
+    fail("", fmt::format("a classification head needs at least 2 classes, got {}", spec.num_classes));
   if (spec.combine == PairCombine::cosine && spec.pair_mode != PairMode::siamese)
     fail("combine", "cosine compares two separately encoded texts; it needs pair_mode: siamese (or use concat)");
   if (is_cosine(spec) && spec.target == HeadTarget::classes)
@@ -42,7 +43,7 @@ void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler) {
                                 spec.num_classes));
   if (!(spec.dropout >= 0 && spec.dropout < 1)) fail("dropout", fmt::format("must be in [0, 1), got {}", spec.dropout));
   if (is_cosine(spec) && spec.target == HeadTarget::regression && !(spec.regression_max > 0))
-    fail("regression_max", fmt::format("must be positive, got {}", spec.regression_max));
+    fail("", fmt::format("the cosine score's maximum must be positive, got {}", spec.regression_max));
   if (spec.pooling == Pooling::pooler && !encoder_has_pooler)
     fail("pooling", "pooler needs the encoder's pooler, and this model has none (its checkpoint carries no "
                     "pooler weights); use cls or mean");

@@ -43,7 +43,7 @@ struct HeadSpec {
 // distinct from 1 in float32 (1 - 1e-8 would round to 1 and give log(0)).
 constexpr double kCosineProbabilityEps = 1e-6;
 
-// Throws UserError, naming the config key (tasks.<task>.<key>), for a head no
+// Throws UserError, naming the task's config key (tasks.<task>.<key>), for a head no
 // model can be built with: a task name that cannot be a module name, fewer
 // than 2 classes, cosine combination outside siamese pairs or for classes, a
 // dropout outside [0, 1), and "pooler" pooling on an encoder without a pooler.
