@@ -15,9 +15,13 @@
 
 namespace mtbert {
 
+class MultitaskModel;
+
 class MultitaskModelImpl : public torch::nn::Module {
  public:
-  // Registered as "bert" (the encoder) and "heads.<task>".
+  // Registered as "bert" (the encoder) and "heads.<task>". Every head spec is
+  // validated (validate_head_spec); task names must be distinct. UserError
+  // otherwise.
   MultitaskModelImpl(BertModel encoder, const std::vector<HeadSpec>& heads);
 
   // segments: the one or two inputs of a batch (two for siamese pairs).
@@ -30,20 +34,47 @@ class MultitaskModelImpl : public torch::nn::Module {
   torch::Tensor forward_embedded(const std::string& task, const std::vector<torch::Tensor>& embedded,
                                  const std::vector<EncoderInputs>& segments);
 
+  // One step earlier, for SiFT: each segment's word embeddings [B, N, H] (the
+  // table lookup, before token types, positions and the embedding LayerNorm),
+  // then everything after them.
+  // forward_from_word_embeddings(word_embed(x)) == forward(x).
+  std::vector<torch::Tensor> word_embed(const std::string& task, const std::vector<EncoderInputs>& segments);
+  torch::Tensor forward_from_word_embeddings(const std::string& task, const std::vector<torch::Tensor>& words,
+                                             const std::vector<EncoderInputs>& segments);
+
+  // UserError naming the known tasks when `task` has no head.
   TaskHead head(const std::string& task) const;
   std::vector<std::string> tasks() const;
 
-  // The encoder's parameters, shared by all tasks.
+  // Everything that is not one task's own: the encoder (and, with adapters,
+  // whatever they share across tasks).
   std::vector<torch::Tensor> shared_parameters() const;
-  // The parameters only `task` uses (its head).
+  // The parameters only `task` uses: heads.<task>.*, and <group>.<task>.* of
+  // every group registered with register_task_modules().
   std::vector<torch::Tensor> task_parameters(const std::string& task) const;
+
+  // Registers a ModuleDict with one module per task (keyed by task name) under
+  // `name`; its parameters belong to their task in task_parameters(). The
+  // heads are the group "heads"; adapters (PALs) add theirs, e.g. "pals".
+  torch::nn::ModuleDict register_task_modules(const std::string& name, torch::nn::ModuleDict modules);
 
   // "Pretrain" mode of the reports: the encoder's parameters stop requiring
   // gradients; only heads (and adapters) train.
   void freeze_encoder();
 
+  // A new model of the same architecture (encoder config, pooler or not, head
+  // specs) holding copies of this one's parameters and buffers, on the same
+  // device, in the same train/eval mode and with the same requires_grad
+  // flags: the SMART momentum teacher.
+  MultitaskModel twin() const;
+
   BertModel bert{nullptr};
   torch::nn::ModuleDict heads{nullptr};
+
+ private:
+  // Prefixes "<group>." of the per-task module groups.
+  std::vector<std::string> task_groups_;
+  void check_segments(const std::string& task, size_t count) const;
 };
 TORCH_MODULE(MultitaskModel);
 

@@ -37,8 +37,25 @@ struct HeadSpec {
   double regression_max = 5.0;  // cosine regression maps onto [0, regression_max]
 };
 
-// [B, N, H] hidden states -> [B, H]: the first token, the masked mean, or the
-// BERT pooler's output (UserError at construction if the model has none).
+// Cosine binary heads clamp their probability to [eps, 1 - eps] before the
+// log of the binary cross-entropy and of the Bernoulli divergence: -log(eps) =
+// 13.8 bounds the loss of a confidently wrong pair, and 1 - 1e-6 is still
+// distinct from 1 in float32 (1 - 1e-8 would round to 1 and give log(0)).
+constexpr double kCosineProbabilityEps = 1e-6;
+
+// Throws UserError, naming the task's config key (tasks.<task>.<key>), for a head no
+// model can be built with: a task name that cannot be a module name, fewer
+// than 2 classes, cosine combination outside siamese pairs or for classes, a
+// dropout outside [0, 1), and "pooler" pooling on an encoder without a pooler.
+void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler);
+
+// How many encoder inputs one example of the head has: 2 for siamese pairs
+// (each text encoded on its own), 1 otherwise.
+inline int64_t segments_per_example(const HeadSpec& spec) { return spec.pair_mode == PairMode::siamese ? 2 : 1; }
+
+// [B, N, H] hidden states -> [B, H]: the first token, the masked mean (padding
+// excluded), or the BERT pooler's output (UserError if the model has none;
+// MultitaskModel already refuses such a head at construction).
 torch::Tensor pool(const EncoderOutput& out, const torch::Tensor& attention_mask, Pooling pooling);
 
 class TaskHeadImpl : public torch::nn::Module {
@@ -48,22 +65,35 @@ class TaskHeadImpl : public torch::nn::Module {
   // pooled: one [B, H] tensor per segment (2 for siamese pairs).
   torch::Tensor forward(const std::vector<torch::Tensor>& pooled);
 
-  // Cross-entropy (classes), binary cross-entropy on logits or on the cosine
-  // probability (binary), MSE (regression); labels [B] float.
+  // Mean over the batch of: cross-entropy on class indices (classes); binary
+  // cross-entropy on the logit, or on the cosine probability clamped to
+  // [kCosineProbabilityEps, 1 - kCosineProbabilityEps] (binary); squared error
+  // (regression). labels [B] float (class indices as whole numbers).
   torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& labels) const;
 
-  // Raw outputs -> what metrics and prediction files use: class index or 0/1
-  // (as double), or the score.
+  // Raw outputs -> what metrics and prediction files use, as double [B]: the
+  // argmax class index (classes), 1 where logit > 0 or probability > 0.5 else
+  // 0 (binary), the score itself (regression).
   torch::Tensor predictions(const torch::Tensor& outputs) const;
 
-  // Divergence between the outputs on clean and perturbed inputs, for SMART:
-  // symmetric KL of the softmax (classes) or of the Bernoulli (binary), MSE
-  // (regression). Gradients flow into both arguments.
+  // Divergence between the outputs on clean and perturbed inputs, for SMART,
+  // averaged over the batch, symmetric in its arguments, zero when they are
+  // equal. Gradients flow into both arguments (the exact gradient, no
+  // stop-gradient inside):
+  //   classes:    KL(p||q) + KL(q||p) = sum_c (p_c - q_c)(log p_c - log q_c),
+  //               p, q = softmax, logs from log_softmax (finite for any
+  //               finite logits);
+  //   binary:     the same for Bernoulli(p), Bernoulli(q), which reduces to
+  //               (p - q)(logit p - logit q): exactly (sigmoid(a) -
+  //               sigmoid(b))(a - b) for logits; for cosine probabilities p, q
+  //               clamped to [eps, 1 - eps] first;
+  //   regression: squared error.
+  // Half-precision outputs are computed in float32.
   torch::Tensor divergence(const torch::Tensor& a, const torch::Tensor& b) const;
 
   const HeadSpec& spec() const { return spec_; }
 
-  torch::nn::Dropout dropout{nullptr};
+  torch::nn::Dropout dropout{nullptr};    // null for cosine heads (nothing to drop)
   torch::nn::Linear classifier{nullptr};  // null for cosine heads
 
  private:

@@ -51,6 +51,9 @@ struct SmartConfig {
   double step_size = 1e-3;      // eta
   double epsilon = 1e-6;        // see train/smart.h for how it acts
   double noise_std = 1e-5;      // sigma
+  // > 0: after each step, project delta onto the l_inf ball of this radius
+  // (the paper's projection); 0: off, as in the public implementations.
+  double radius = 0.0;
   // Bregman proximal point with a momentum (EMA) teacher.
   bool bregman = false;
   double bregman_weight = 1.0;  // mu

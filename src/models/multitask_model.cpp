@@ -1,0 +1,144 @@
+#include "models/multitask_model.h"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/torch.h>
+
+#include "core/user_error.h"
+
+namespace mtbert {
+
+MultitaskModelImpl::MultitaskModelImpl(BertModel encoder, const std::vector<HeadSpec>& specs) {
+  const bool has_pooler = static_cast<bool>(encoder->pooler);
+  const int64_t hidden = encoder->config().hidden_size;
+  bert = register_module("bert", std::move(encoder));
+  torch::nn::ModuleDict dict;
+  std::set<std::string> seen;
+  for (const auto& spec : specs) {
+    validate_head_spec(spec, has_pooler);
+    if (!seen.insert(spec.task).second)
+      throw UserError(fmt::format("tasks.{}: the task is defined twice; task names must be distinct", spec.task));
+    dict->update({{spec.task, TaskHead(spec, hidden).ptr()}});
+  }
+  heads = register_task_modules("heads", dict);
+}
+
+torch::nn::ModuleDict MultitaskModelImpl::register_task_modules(const std::string& name,
+                                                                torch::nn::ModuleDict modules) {
+  task_groups_.push_back(name + ".");
+  return register_module(name, std::move(modules));
+}
+
+void MultitaskModelImpl::check_segments(const std::string& task, size_t count) const {
+  const int64_t expected = segments_per_example(head(task)->spec());
+  TORCH_CHECK(static_cast<int64_t>(count) == expected, "task ", task, ": expected ", expected,
+              " input segment(s) per batch, got ", count);
+}
+
+torch::Tensor MultitaskModelImpl::forward(const std::string& task, const std::vector<EncoderInputs>& segments) {
+  return forward_embedded(task, embed(task, segments), segments);
+}
+
+std::vector<torch::Tensor> MultitaskModelImpl::embed(const std::string& task,
+                                                     const std::vector<EncoderInputs>& segments) {
+  check_segments(task, segments.size());
+  std::vector<torch::Tensor> embedded;
+  embedded.reserve(segments.size());
+  for (const auto& s : segments) embedded.push_back(bert->embed(s.input_ids, s.token_type_ids));
+  return embedded;
+}
+
+torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, const std::vector<torch::Tensor>& embedded,
+                                                   const std::vector<EncoderInputs>& segments) {
+  check_segments(task, segments.size());
+  TORCH_CHECK(embedded.size() == segments.size(), "task ", task, ": ", embedded.size(), " embedded segment(s) for ",
+              segments.size(), " input(s)");
+  std::vector<torch::Tensor> pooled;
+  pooled.reserve(segments.size());
+  const auto spec = head(task)->spec();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    auto out = bert->encode(embedded[i], segments[i].attention_mask, EncoderContext{});
+    pooled.push_back(pool(out, segments[i].attention_mask, spec.pooling));
+  }
+  return head(task)->forward(pooled);
+}
+
+std::vector<torch::Tensor> MultitaskModelImpl::word_embed(const std::string& task,
+                                                          const std::vector<EncoderInputs>& segments) {
+  check_segments(task, segments.size());
+  std::vector<torch::Tensor> words;
+  words.reserve(segments.size());
+  for (const auto& s : segments) words.push_back(bert->embeddings->word_embeddings(s.input_ids));
+  return words;
+}
+
+torch::Tensor MultitaskModelImpl::forward_from_word_embeddings(const std::string& task,
+                                                               const std::vector<torch::Tensor>& words,
+                                                               const std::vector<EncoderInputs>& segments) {
+  TORCH_CHECK(words.size() == segments.size(), "task ", task, ": ", words.size(), " word-embedded segment(s) for ",
+              segments.size(), " input(s)");
+  std::vector<torch::Tensor> embedded;
+  embedded.reserve(words.size());
+  for (size_t i = 0; i < words.size(); ++i)
+    embedded.push_back(bert->embeddings->forward_from_word_embeddings(words[i], segments[i].token_type_ids));
+  return forward_embedded(task, embedded, segments);
+}
+
+TaskHead MultitaskModelImpl::head(const std::string& task) const {
+  if (!heads->contains(task))
+    throw UserError(fmt::format("no task \"{}\" in this model; its tasks are {}", task, tasks()));
+  return TaskHead(std::dynamic_pointer_cast<TaskHeadImpl>((*heads)[task]));
+}
+
+std::vector<std::string> MultitaskModelImpl::tasks() const { return heads->keys(); }
+
+std::vector<torch::Tensor> MultitaskModelImpl::shared_parameters() const {
+  std::vector<torch::Tensor> shared;
+  for (const auto& item : named_parameters()) {
+    const auto& name = item.key();
+    bool per_task = false;
+    for (const auto& group : task_groups_) per_task = per_task || name.rfind(group, 0) == 0;
+    if (!per_task) shared.push_back(item.value());
+  }
+  return shared;
+}
+
+std::vector<torch::Tensor> MultitaskModelImpl::task_parameters(const std::string& task) const {
+  head(task);  // an unknown task is an error, not an empty list
+  std::vector<torch::Tensor> own;
+  for (const auto& item : named_parameters()) {
+    const auto& name = item.key();
+    for (const auto& group : task_groups_) {
+      if (name.rfind(group + task + ".", 0) == 0) {
+        own.push_back(item.value());
+        break;
+      }
+    }
+  }
+  return own;
+}
+
+void MultitaskModelImpl::freeze_encoder() {
+  for (auto& p : bert->parameters()) p.requires_grad_(false);
+}
+
+MultitaskModel MultitaskModelImpl::twin() const {
+  std::vector<HeadSpec> specs;
+  for (const auto& task : tasks()) specs.push_back(head(task)->spec());
+  MultitaskModel copy(BertModel(bert->config(), BertModelOptions{static_cast<bool>(bert->pooler)}), specs);
+  torch::NoGradGuard no_grad;
+  auto dst_params = copy->named_parameters();
+  for (const auto& item : named_parameters()) {
+    auto& dst = dst_params[item.key()];
+    dst.set_data(item.value().detach().clone());
+    dst.requires_grad_(item.value().requires_grad());
+  }
+  auto dst_buffers = copy->named_buffers();
+  for (const auto& item : named_buffers()) dst_buffers[item.key()].set_data(item.value().detach().clone());
+  copy->train(is_training());
+  return copy;
+}
+
+}  // namespace mtbert

@@ -1,0 +1,150 @@
+#include "models/task_head.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "core/user_error.h"
+
+namespace mtbert {
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+bool is_cosine(const HeadSpec& spec) {
+  return spec.pair_mode == PairMode::siamese && spec.combine == PairCombine::cosine;
+}
+
+// Divergences and losses in at least float32: a bf16 softmax loses the small
+// differences SMART measures.
+torch::Tensor at_least_float(const torch::Tensor& t) {
+  return t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16 ? t.to(torch::kFloat) : t;
+}
+
+torch::Tensor clamp_probability(const torch::Tensor& p) {
+  return p.clamp(kCosineProbabilityEps, 1.0 - kCosineProbabilityEps);
+}
+
+}  // namespace
+
+void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler) {
+  if (spec.task.empty() || spec.task.find('.') != std::string::npos)
+    throw UserError(fmt::format("tasks: task name \"{}\" must be non-empty and contain no '.'; rename it", spec.task));
+  // key: the task's config key at fault; empty for what the task's type fixes.
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw UserError(fmt::format("tasks.{}{}: {}", spec.task, key.empty() ? "" : "." + key, what));
+  };
+  if (spec.target == HeadTarget::classes && spec.num_classes < 2)
+    fail("", fmt::format("a classification head needs at least 2 classes, got {}", spec.num_classes));
+  if (spec.combine == PairCombine::cosine && spec.pair_mode != PairMode::siamese)
+    fail("combine", "cosine compares two separately encoded texts; it needs pair_mode: siamese (or use concat)");
+  if (is_cosine(spec) && spec.target == HeadTarget::classes)
+    fail("combine", fmt::format("cosine gives one similarity score and cannot predict {} classes; use concat",
+                                spec.num_classes));
+  if (!(spec.dropout >= 0 && spec.dropout < 1)) fail("dropout", fmt::format("must be in [0, 1), got {}", spec.dropout));
+  if (is_cosine(spec) && spec.target == HeadTarget::regression && !(spec.regression_max > 0))
+    fail("", fmt::format("the cosine score's maximum must be positive, got {}", spec.regression_max));
+  if (spec.pooling == Pooling::pooler && !encoder_has_pooler)
+    fail("pooling", "pooler needs the encoder's pooler, and this model has none (its checkpoint carries no "
+                    "pooler weights); use cls or mean");
+}
+
+torch::Tensor pool(const EncoderOutput& out, const torch::Tensor& attention_mask, Pooling pooling) {
+  using torch::indexing::Slice;
+  const auto& h = out.last_hidden_state;
+  switch (pooling) {
+    case Pooling::cls:
+      return h.index({Slice(), 0});
+    case Pooling::mean: {
+      auto keep = attention_mask.to(h.scalar_type()).unsqueeze(-1);  // [B, N, 1]
+      // A row without any token (never produced by the batching) pools to zeros, not NaN.
+      return (h * keep).sum(1) / keep.sum(1).clamp_min(1);
+    }
+    case Pooling::pooler:
+      if (!out.pooler_output.defined())
+        throw UserError("pooling: pooler needs the encoder's pooler, and this model has none; use cls or mean");
+      return out.pooler_output;
+  }
+  throw std::logic_error("pool: unknown pooling");
+}
+
+TaskHeadImpl::TaskHeadImpl(const HeadSpec& spec, int64_t hidden_size) : spec_(spec) {
+  if (is_cosine(spec_)) return;  // no parameters: the score is the cosine itself
+  const int64_t in = spec_.pair_mode == PairMode::siamese ? 4 * hidden_size : hidden_size;
+  const int64_t out = spec_.target == HeadTarget::classes ? spec_.num_classes : 1;
+  dropout = register_module("dropout", torch::nn::Dropout(spec_.dropout));
+  classifier = register_module("classifier", torch::nn::Linear(in, out));
+}
+
+torch::Tensor TaskHeadImpl::forward(const std::vector<torch::Tensor>& pooled) {
+  TORCH_CHECK(static_cast<int64_t>(pooled.size()) == segments_per_example(spec_), "task ", spec_.task, ": expected ",
+              segments_per_example(spec_), " pooled segment(s), got ", pooled.size());
+  if (is_cosine(spec_)) {
+    auto cos = F::cosine_similarity(pooled[0], pooled[1], F::CosineSimilarityFuncOptions().dim(-1));
+    if (spec_.target == HeadTarget::regression) return (spec_.regression_max / 2.0) * (cos + 1.0);
+    return cos.clamp(0.0, 1.0);
+  }
+  torch::Tensor x;
+  if (spec_.pair_mode == PairMode::siamese) {
+    const auto& u = pooled[0];
+    const auto& v = pooled[1];
+    x = torch::cat({u, v, (u - v).abs(), u * v}, -1);
+  } else {
+    x = pooled[0];
+  }
+  auto y = classifier(dropout(x));
+  return spec_.target == HeadTarget::classes ? y : y.squeeze(-1);
+}
+
+torch::Tensor TaskHeadImpl::loss(const torch::Tensor& outputs, const torch::Tensor& labels) const {
+  auto out = at_least_float(outputs);
+  switch (spec_.target) {
+    case HeadTarget::classes:
+      return F::cross_entropy(out, labels.to(torch::kLong));
+    case HeadTarget::binary: {
+      auto y = labels.to(out.scalar_type());
+      if (is_cosine(spec_)) return F::binary_cross_entropy(clamp_probability(out), y);
+      return F::binary_cross_entropy_with_logits(out, y);
+    }
+    case HeadTarget::regression:
+      return F::mse_loss(out, labels.to(out.scalar_type()));
+  }
+  throw std::logic_error("TaskHead::loss: unknown target");
+}
+
+torch::Tensor TaskHeadImpl::predictions(const torch::Tensor& outputs) const {
+  switch (spec_.target) {
+    case HeadTarget::classes:
+      return outputs.argmax(-1).to(torch::kDouble);
+    case HeadTarget::binary:
+      return (is_cosine(spec_) ? outputs > 0.5 : outputs > 0).to(torch::kDouble);
+    case HeadTarget::regression:
+      return outputs.to(torch::kDouble);
+  }
+  throw std::logic_error("TaskHead::predictions: unknown target");
+}
+
+torch::Tensor TaskHeadImpl::divergence(const torch::Tensor& a, const torch::Tensor& b) const {
+  auto x = at_least_float(a);
+  auto y = at_least_float(b);
+  switch (spec_.target) {
+    case HeadTarget::classes: {
+      auto lx = torch::log_softmax(x, -1);
+      auto ly = torch::log_softmax(y, -1);
+      return ((lx.exp() - ly.exp()) * (lx - ly)).sum(-1).mean();
+    }
+    case HeadTarget::binary: {
+      if (is_cosine(spec_)) {
+        auto p = clamp_probability(x);
+        auto q = clamp_probability(y);
+        return ((p - q) * ((p.log() - (-p).log1p()) - (q.log() - (-q).log1p()))).mean();
+      }
+      return ((torch::sigmoid(x) - torch::sigmoid(y)) * (x - y)).mean();
+    }
+    case HeadTarget::regression:
+      return F::mse_loss(x, y);
+  }
+  throw std::logic_error("TaskHead::divergence: unknown target");
+}
+
+}  // namespace mtbert
