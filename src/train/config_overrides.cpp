@@ -40,6 +40,9 @@ void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides
       throw UserError(fmt::format("{}: \"{}\" is not an override: write key.path=value, e.g. train.lr=2e-5",
                                   kCommandLine, text));
     const auto keys = split_key_path(text.substr(0, eq), text);
+    if (keys.front() == "extends")
+      throw UserError(fmt::format("{}: \"{}\": extends works in files only: write a file that extends both",
+                                  kCommandLine, text));
 
     ConfigNode value;
     try {

@@ -128,13 +128,15 @@ ConfigReader ConfigReader::section(std::string_view key) {
   return ConfigReader(node, key_path(key), origin_);
 }
 
-void ConfigReader::finish() const {
+void ConfigReader::finish(const std::vector<std::string>& also_valid) const {
   if (!map_) return;
+  std::vector<std::string> valid = known_;
+  valid.insert(valid.end(), also_valid.begin(), also_valid.end());
   for (const auto& [key, value] : map_->entries) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-    const std::string suggestion = did_you_mean_suffix(key, known_);
+    const std::string suggestion = did_you_mean_suffix(key, valid);
     throw UserError(fmt::format("{}: {}: unknown key{}", value.origin.describe(), key_path(key),
-                                suggestion.empty() ? fmt::format("; the keys here are {}", fmt::join(known_, ", "))
+                                suggestion.empty() ? fmt::format("; the keys here are {}", fmt::join(valid, ", "))
                                                    : suggestion));
   }
 }

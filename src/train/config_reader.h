@@ -52,8 +52,9 @@ class ConfigReader {
   // and suggests the closest.
   void check_choice(std::string_view key, const std::string& value, const std::vector<std::string>& choices) const;
 
-  // The first key present but never asked for is an error.
-  void finish() const;
+  // The first key present but never asked for is an error; `also_valid`
+  // are keys handled elsewhere (e.g. `extends`), offered as suggestions too.
+  void finish(const std::vector<std::string>& also_valid = {}) const;
 
  private:
   const ConfigNode* scalar(std::string_view key, const char* expected);

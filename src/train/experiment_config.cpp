@@ -335,7 +335,7 @@ ExperimentConfig read_experiment(const ConfigNode& root, const std::filesystem::
     ConfigReader tasks = r.section("tasks");
     for (const auto& name : tasks.keys()) c.tasks.push_back(read_task(name, tasks.section(name)));
     read_train(r.section("train"), c.train);
-    r.finish();
+    r.finish({"extends"});
   }
 
   ConfigReader r(root);

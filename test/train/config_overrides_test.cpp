@@ -52,4 +52,5 @@ TEST_CASE("malformed overrides are user errors naming the command line", "[confi
   CHECK_THROWS_WITH(mtbert::apply_overrides(root, {"train.lr=[1,"}),
                     Contains("command line") && Contains("not valid YAML"));
   CHECK_THROWS_AS(mtbert::apply_overrides(root, {"a"}), mtbert::UserError);
+  CHECK_THROWS_WITH(mtbert::apply_overrides(root, {"extends=b.yaml"}), Contains("extends works in files only"));
 }

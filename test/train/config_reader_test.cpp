@@ -101,6 +101,7 @@ TEST_CASE("keys never asked for are unknown, with a suggestion or the valid keys
   top.read("lr", lr);
   top.read("epochs", epochs);
   CHECK_THROWS_WITH(top.finish(), Equals("e.yaml:1: zzz: unknown key; the keys here are lr, epochs"));
+  CHECK_THROWS_WITH(top.finish({"zz"}), Equals("e.yaml:1: zzz: unknown key (did you mean \"zz\"?)"));
 }
 
 TEST_CASE("checks fail at the value's origin, or the section's when absent", "[config_reader]") {

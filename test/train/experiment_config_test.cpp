@@ -180,6 +180,8 @@ TEST_CASE("unknown keys are errors with a suggestion", "[experiment_config]") {
              Equals(file + ":4: tasks.sst.smart.enabeld: unknown key (did you mean \"enabled\"?)"));
   CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {vocabsize: 5}}\n"),
              Contains("model.tokenizer.vocabsize: unknown key (did you mean \"vocab_size\"?)"));
+  CHECK_THAT(error_of(dir, "extend: base.yaml\n" + std::string(kMinimal)),
+             Equals(file + ":1: extend: unknown key (did you mean \"extends\"?)"));
   CHECK_THAT(error_of(dir, std::string(kMinimal) + "wibble: 1\n"),
              Contains(":4: wibble: unknown key; the keys here are name, seed, threads"));
   CHECK_THAT(error_of(dir, std::string(kMinimal) + "train: {lr: 1e-5}\n", {"train.lrr=1"}),
