@@ -8,6 +8,21 @@
 // `${VAR}` / `${VAR:-default}` expansion in strings. Validation names the file
 // and key path the value came from: an unknown key with a "did you mean"
 // suggestion, a wrong type, a value out of range or not among the choices.
+//
+// The rules in detail (train/yaml_merge.h, config_extends.h, config_overrides.h,
+// env_expansion.h):
+// - maps merge key by key; scalars and lists replace; `key: null` (or an
+//   empty value) deletes the key: its default comes back, or an inherited task
+//   is dropped;
+// - `name` and `output_dir` are never inherited through `extends:`: `name`
+//   defaults to the loaded file's stem, `output_dir` to runs/<name>;
+// - `$$` is a literal `$` (resolved_yaml writes every `$` so);
+// - every task needs `train`; a task's name is a built-in task or it has a
+//   `type:`;
+// - PCGrad (train.pcgrad.enabled) needs train.sampler.kind: mixed, and an
+//   encoder that is not frozen; early stopping needs a task with `dev`;
+// - paths are kept as written (relative to the working directory), and files
+//   need not exist yet: the readers check them and name them.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -58,6 +73,7 @@ struct SmartConfig {
   bool bregman = false;
   double bregman_weight = 1.0;  // mu
   double momentum = 0.99;       // beta
+  double radius = 0;            // projection radius of the perturbation; 0: off (see train/smart.h)
 };
 
 struct SiftConfig {
@@ -107,8 +123,8 @@ struct PcgradConfig {
 };
 
 struct TrainSection {
-  int64_t epochs = 10;
-  int64_t max_steps = 0;  // >0: stop after this many optimizer steps
+  int64_t epochs = 10;    // with max_steps > 0, 0 means: as many as max_steps takes
+  int64_t max_steps = 0;  // >0: stop after this many optimizer steps (or at the end of `epochs`)
   int64_t batch_size = 16;
   int64_t eval_batch_size = 64;
   double lr = 1e-5;

@@ -3,6 +3,16 @@
 // needs no schedule state: constant; linear warmup then linear decay to a
 // floor (the reports: 1e-5 down to 1e-7 after one warmup epoch); linear warmup
 // then cosine decay to the floor.
+//
+// With W warmup steps (warmup_steps, or warmup_epochs * steps_per_epoch
+// rounded; at most total_steps) and T total steps, the LR of step s is
+//   s < W:  peak * s / W                      (HuggingFace's warmup: 0 at step 0)
+//   then    constant: peak
+//           linear:   peak + (final - peak) p
+//           cosine:   final + (peak - final) (1 + cos(pi p)) / 2
+// with p = (s - W) / (T - 1 - W), clamped to 1: the peak at step W, the
+// floor exactly at the last step T - 1 (and after it). When no step is left
+// to decay over (W >= T - 1), steps from W on get the peak.
 #include <cstdint>
 
 #include "train/experiment_config.h"

@@ -1,8 +1,11 @@
 #pragma once
 // AdamW with HuggingFace's parameter groups: no weight decay on biases and
 // LayerNorm weights; heads may have their own learning rate.
+#include <functional>
 #include <memory>
+#include <string>
 
+#include <torch/nn/module.h>
 #include <torch/optim/adamw.h>
 
 #include "models/multitask_model.h"
@@ -17,7 +20,19 @@ namespace mtbert {
 // group indices are stable for the LR schedule and for resuming.
 std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const TrainSection& train);
 
-// Whether a parameter name gets no weight decay (biases, LayerNorm weights).
+// The same for any module: `is_shared(name)` says which parameters (by their
+// name in module.named_parameters()) belong to the shared encoder. The
+// parameters of torch::nn::LayerNorm modules are exempt from decay whatever
+// their name, as in HuggingFace's Trainer.
+std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& module, const TrainSection& train,
+                                                    const std::function<bool(const std::string&)>& is_shared);
+
+// MultitaskModel's rule: the encoder is registered as "bert".
+bool is_encoder_parameter(const std::string& parameter_name);
+
+// Whether a parameter name gets no weight decay (biases, LayerNorm weights):
+// the last part of the name ends in "bias", or the module owning it is named
+// like a LayerNorm ("LayerNorm", "layer_norm", "layernorm", any case).
 bool exempt_from_weight_decay(const std::string& parameter_name);
 
 }  // namespace mtbert

@@ -11,9 +11,16 @@
 //   mixed         one batch of every task each step, losses summed
 //
 // N_t is the number of training examples of task t. Steps per epoch: the sum
-// of the tasks' batches per pass (the max, for mixed) unless configured. The
-// plan of an epoch is a pure function of (seed, epoch): resuming regenerates it
-// and skips to the saved step.
+// of the tasks' batches per pass (the max, for mixed) unless configured
+// (proportional, annealed, temperature, mixed; sequential and round_robin
+// always make one pass). The sampled kinds draw each step's task
+// independently. The plan of an epoch is a pure function of (seed, epoch),
+// the same on every platform: resuming regenerates it and skips to the saved
+// step.
+//
+// Annealing runs over the `epochs` given (E): with E = 1 there is nothing to
+// anneal over and alpha stays 1 (proportional); epochs after E keep alpha at
+// anneal_min. Every task needs at least one example and one batch.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,12 +42,16 @@ class TaskSampler {
   int64_t steps_per_epoch() const;
 
   // The sampling probabilities of each task in `epoch` (1-based), in task
-  // order; for sequential, round_robin and mixed, the share of steps.
+  // order; for sequential and round_robin, the share of the epoch's steps;
+  // for mixed, 1 for every task (each step has a batch of each).
   std::vector<double> probabilities(int64_t epoch) const;
 
   // The tasks of every step of `epoch` (1-based): one per step, or all of them
   // for mixed. Deterministic in (seed, epoch).
   std::vector<std::vector<int64_t>> plan_epoch(int64_t epoch) const;
+
+  // The exponent of annealed sampling in `epoch` (1-based).
+  double anneal_alpha(int64_t epoch) const;
 
  private:
   SamplerConfig config_;

@@ -1,0 +1,22 @@
+#pragma once
+// `key.path=value` overrides from the command line, e.g. `train.lr=2e-5`,
+// `tasks.sst.dropout=0.3`, `model.tokenizer.train_from=[a.txt, b.txt]`.
+#include <string>
+#include <vector>
+
+#include "train/config_tree.h"
+
+namespace mtbert {
+
+// The origin of every overridden value.
+inline const char* const kCommandLine = "command line";
+
+// Applies the overrides in order. The value is parsed as YAML (a scalar, a
+// flow list `[a, b]` or a flow map `{k: v}`); a map merges into an existing
+// map as with `extends:`, anything else replaces; an empty value or `null`
+// deletes the key (restoring its default). Missing intermediate maps are
+// created, so unknown keys are reported later by validation, naming the
+// command line. A malformed override is a UserError.
+void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides);
+
+}  // namespace mtbert
