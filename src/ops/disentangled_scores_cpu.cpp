@@ -1,0 +1,167 @@
+// CPU kernels of mtbert::disentangled_scores (see disentangled_scores.h).
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <torch/library.h>
+
+#include "ops/disentangled_scores_checks.h"
+
+namespace mtbert::ops {
+
+namespace {
+
+using OptTensor = c10::optional<at::Tensor>;
+
+template <typename scalar_t>
+using acc_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+
+// Reduced-precision results saturate at the dtype's finite range: a masked
+// score plus a negative position term must not become -inf (see the header).
+template <typename scalar_t>
+scalar_t saturate(acc_t<scalar_t> v) {
+  if constexpr (std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16>) {
+    const auto hi = static_cast<acc_t<scalar_t>>(std::numeric_limits<scalar_t>::max());
+    if (v > hi) v = hi;
+    else if (v < -hi) v = -hi;
+  }
+  return static_cast<scalar_t>(v);
+}
+
+// A term as (data, strides over [B, H, N, S]); an absent term reads a single
+// zero through zero strides, so the kernel has no per-element branches.
+struct Operand {
+  at::Tensor tensor;
+  int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+};
+
+Operand operand(const OptTensor& t, const at::Tensor& zero, at::IntArrayRef expand_to = {}) {
+  if (!detail::present(t)) return {zero};
+  at::Tensor v = expand_to.empty() ? *t : t->expand(expand_to);
+  return {v, v.stride(0), v.stride(1), v.stride(2), v.stride(3)};
+}
+
+void check_index_range(const at::Tensor& rel_index, int64_t span) {
+  if (span == 0 || rel_index.numel() == 0) return;
+  const int64_t lo = rel_index.min().item<int64_t>(), hi = rel_index.max().item<int64_t>();
+  TORCH_CHECK(lo >= 0 && hi < span, "disentangled_scores: rel_index holds values in [", lo, ", ", hi,
+              "], outside [0, ", span, ")");
+}
+
+at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
+                       const at::Tensor& rel_index, double scale, const OptTensor& bias) {
+  const detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+  check_index_range(rel_index, s.span);
+  const int64_t B = s.batch, H = s.heads, N = s.length;
+  at::Tensor out = at::empty({B, H, N, N}, content.options());
+  if (out.numel() == 0) return out;
+  const at::Tensor zero = at::zeros({1}, content.options());
+  const Operand cc = operand(content, zero), cp = operand(c2p, zero), pc = operand(p2c, zero),
+                bb = operand(bias, zero, {B, H, N, N});
+  const at::Tensor rel = rel_index.contiguous();
+  const int64_t* rel_ptr = rel.data_ptr<int64_t>();
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, content.scalar_type(), "disentangled_scores_cpu", [&] {
+    using acc = acc_t<scalar_t>;
+    const scalar_t* c_ptr = cc.tensor.data_ptr<scalar_t>();
+    const scalar_t* cp_ptr = cp.tensor.data_ptr<scalar_t>();
+    const scalar_t* pc_ptr = pc.tensor.data_ptr<scalar_t>();
+    const scalar_t* b_ptr = bb.tensor.data_ptr<scalar_t>();
+    scalar_t* o_ptr = out.data_ptr<scalar_t>();
+    const acc sc = static_cast<acc>(scale);
+    // One task per score row (b, h, i).
+    at::parallel_for(0, B * H * N, std::max<int64_t>(1, 2048 / N), [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / (H * N), h = (row / N) % H, i = row % N;
+        const scalar_t* c_row = c_ptr + b * cc.s0 + h * cc.s1 + i * cc.s2;
+        const scalar_t* cp_row = cp_ptr + b * cp.s0 + h * cp.s1 + i * cp.s2;
+        const scalar_t* pc_bh = pc_ptr + b * pc.s0 + h * pc.s1;
+        const scalar_t* b_row = b_ptr + b * bb.s0 + h * bb.s1 + i * bb.s2;
+        const int64_t* rel_i = rel_ptr + i + N - 1;  // rel_i[-j] is the row of distance i - j
+        scalar_t* o_row = o_ptr + row * N;
+        for (int64_t j = 0; j < N; ++j) {
+          const int64_t r = rel_i[-j];
+          const acc position = static_cast<acc>(cp_row[r * cp.s3]) + static_cast<acc>(pc_bh[j * pc.s2 + r * pc.s3]);
+          o_row[j] = saturate<scalar_t>(static_cast<acc>(c_row[j * cc.s3]) + sc * position +
+                                        static_cast<acc>(b_row[j * bb.s3]));
+        }
+      }
+    });
+  });
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, int64_t span,
+                                                double scale, bool want_c2p, bool want_p2c) {
+  TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
+              "disentangled_scores_backward: grad must be [B, H, N, N], got ", grad_in.sizes());
+  const int64_t B = grad_in.size(0), H = grad_in.size(1), N = grad_in.size(2);
+  TORCH_CHECK(rel_index.dim() == 1 && rel_index.size(0) == std::max<int64_t>(2 * N - 1, 0) &&
+                  rel_index.scalar_type() == at::kLong,
+              "disentangled_scores_backward: rel_index must be int64 [2N - 1]");
+  check_index_range(rel_index, span);
+  const at::Tensor grad = grad_in.contiguous();
+  const at::Tensor rel = rel_index.contiguous();
+  at::Tensor grad_c2p = want_c2p ? at::empty({B, H, N, span}, grad.options()) : at::Tensor();
+  at::Tensor grad_p2c = want_p2c ? at::empty({B, H, N, span}, grad.options()) : at::Tensor();
+  if (B * H * N * span == 0 || !(want_c2p || want_p2c)) {
+    if (want_c2p) grad_c2p.zero_();
+    if (want_p2c) grad_p2c.zero_();
+    return {grad_c2p, grad_p2c};
+  }
+  const int64_t* rel_ptr = rel.data_ptr<int64_t>();
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_backward_cpu",
+                                  [&] {
+    using acc = acc_t<scalar_t>;
+    const scalar_t* g_ptr = grad.data_ptr<scalar_t>();
+    scalar_t* gc_ptr = want_c2p ? grad_c2p.data_ptr<scalar_t>() : nullptr;
+    scalar_t* gp_ptr = want_p2c ? grad_p2c.data_ptr<scalar_t>() : nullptr;
+    const acc sc = static_cast<acc>(scale);
+    // One task per (b, h): it owns the [N, span] slices it writes, and sums
+    // every slot in the same (i, j) order on every run: deterministic.
+    // Gradients are not saturated: an overflow must stay visible to fp16 loss
+    // scaling.
+    at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+      std::vector<acc> row_sum(want_c2p ? span : 0);
+      std::vector<acc> p2c_sum(want_p2c ? N * span : 0);
+      for (int64_t bh = begin; bh < end; ++bh) {
+        const scalar_t* g = g_ptr + bh * N * N;
+        std::fill(p2c_sum.begin(), p2c_sum.end(), acc(0));
+        for (int64_t i = 0; i < N; ++i) {
+          const int64_t* rel_i = rel_ptr + i + N - 1;
+          std::fill(row_sum.begin(), row_sum.end(), acc(0));
+          for (int64_t j = 0; j < N; ++j) {
+            const int64_t r = rel_i[-j];
+            const acc v = static_cast<acc>(g[i * N + j]);
+            if (want_c2p) row_sum[r] += v;
+            if (want_p2c) p2c_sum[j * span + r] += v;
+          }
+          if (want_c2p) {
+            scalar_t* out = gc_ptr + (bh * N + i) * span;
+            for (int64_t r = 0; r < span; ++r) out[r] = static_cast<scalar_t>(sc * row_sum[r]);
+          }
+        }
+        if (want_p2c) {
+          scalar_t* out = gp_ptr + bh * N * span;
+          for (int64_t k = 0; k < N * span; ++k) out[k] = static_cast<scalar_t>(sc * p2c_sum[k]);
+        }
+      }
+    });
+  });
+  return {grad_c2p, grad_p2c};
+}
+
+}  // namespace
+
+}  // namespace mtbert::ops
+
+TORCH_LIBRARY_IMPL(mtbert, CPU, m) {
+  m.impl("disentangled_scores", &mtbert::ops::forward_cpu);
+  m.impl("disentangled_scores_backward", &mtbert::ops::backward_cpu);
+}
