@@ -12,5 +12,6 @@ namespace mtbert::cli {
 void add_tokenize_command(CLI::App& app);
 void add_encode_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_attention_command(CLI::App& app);
 
 }  // namespace mtbert::cli
