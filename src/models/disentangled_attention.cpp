@@ -33,8 +33,10 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
   const int64_t batch = hidden.size(0), len = hidden.size(1);
   // [B, N, H] -> [B, heads, N, head_dim]
   auto split_heads = [&](const torch::Tensor& x) { return x.view({batch, len, heads_, head_dim_}).transpose(1, 2); };
-  auto q = split_heads(query(query_states.defined() ? query_states : hidden)) * inv_scale_;
-  auto k = split_heads(key(hidden));
+  auto q_tokens = query(query_states.defined() ? query_states : hidden) * inv_scale_;
+  auto k_tokens = key(hidden);
+  auto q = split_heads(q_tokens);
+  auto k = split_heads(k_tokens);
   auto v = split_heads(value(hidden));
   auto content = torch::matmul(q, k.transpose(-1, -2));
 
@@ -42,11 +44,19 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
   if (relative_ && (c2p_ || p2c_)) {
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     const int64_t span = rel.size(0);
-    // [S, H] -> [heads, head_dim, S], broadcast over the batch by matmul.
-    auto rel_heads_t = [&](const torch::Tensor& x) { return x.view({span, heads_, head_dim_}).permute({1, 2, 0}); };
+    // The position GEMMs batch over heads with all tokens of the batch as rows,
+    // [heads, B*N, d] x [heads, d, S], so the relative keys/queries are not
+    // copied once per sequence; the result is viewed as [B, heads, N, S]
+    // (the op takes strided operands).
+    auto by_head = [&](const torch::Tensor& x) { return x.view({batch * len, heads_, head_dim_}).transpose(0, 1); };
+    auto rel_by_head = [&](const torch::Tensor& x) { return x.view({span, heads_, head_dim_}).permute({1, 2, 0}); };
+    auto as_scores = [&](const torch::Tensor& x) { return x.view({heads_, batch, len, span}).permute({1, 0, 2, 3}); };
     c10::optional<torch::Tensor> c2p, p2c;
-    if (c2p_) c2p = torch::matmul(q, rel_heads_t(share_att_key_ ? key(rel) : pos_key_proj(rel)));
-    if (p2c_) p2c = torch::matmul(k, rel_heads_t(share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_);
+    if (c2p_)
+      c2p = as_scores(torch::bmm(by_head(q_tokens), rel_by_head(share_att_key_ ? key(rel) : pos_key_proj(rel))));
+    if (p2c_)
+      p2c = as_scores(torch::bmm(by_head(k_tokens),
+                                 rel_by_head((share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_)));
     scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_index, 1.0,
                                       ctx.attention_bias.defined() ? c10::optional<torch::Tensor>(ctx.attention_bias)
                                                                    : c10::nullopt);

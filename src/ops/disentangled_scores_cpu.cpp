@@ -18,6 +18,9 @@ namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
 
+// Query rows per tile (see the loops below).
+constexpr int64_t kTile = 16;
+
 template <typename scalar_t>
 using acc_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
 
@@ -74,21 +77,29 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
     const scalar_t* b_ptr = bb.tensor.data_ptr<scalar_t>();
     scalar_t* o_ptr = out.data_ptr<scalar_t>();
     const acc sc = static_cast<acc>(scale);
-    // One task per score row (b, h, i).
-    at::parallel_for(0, B * H * N, std::max<int64_t>(1, 2048 / N), [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t b = row / (H * N), h = (row / N) % H, i = row % N;
-        const scalar_t* c_row = c_ptr + b * cc.s0 + h * cc.s1 + i * cc.s2;
-        const scalar_t* cp_row = cp_ptr + b * cp.s0 + h * cp.s1 + i * cp.s2;
+    // One task per tile of kTile query rows of one (b, h). Within a tile the
+    // key j is the outer loop: for consecutive rows i, p2c[j, row(i, j)]
+    // are neighbours in memory (row(i, j) depends on i - j), where a row-by-row
+    // loop would stride through p2c by a whole row per score.
+    const int64_t tiles = (N + kTile - 1) / kTile;
+    at::parallel_for(0, B * H * tiles, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t bh = task / tiles, b = bh / H, h = bh % H;
+        const int64_t i0 = (task % tiles) * kTile, i1 = std::min(N, i0 + kTile);
+        const scalar_t* c_bh = c_ptr + b * cc.s0 + h * cc.s1;
+        const scalar_t* cp_bh = cp_ptr + b * cp.s0 + h * cp.s1;
         const scalar_t* pc_bh = pc_ptr + b * pc.s0 + h * pc.s1;
-        const scalar_t* b_row = b_ptr + b * bb.s0 + h * bb.s1 + i * bb.s2;
-        const int64_t* rel_i = rel_ptr + i + N - 1;  // rel_i[-j] is the row of distance i - j
-        scalar_t* o_row = o_ptr + row * N;
+        const scalar_t* b_bh = b_ptr + b * bb.s0 + h * bb.s1;
+        scalar_t* o_bh = o_ptr + bh * N * N;
         for (int64_t j = 0; j < N; ++j) {
-          const int64_t r = rel_i[-j];
-          const acc position = static_cast<acc>(cp_row[r * cp.s3]) + static_cast<acc>(pc_bh[j * pc.s2 + r * pc.s3]);
-          o_row[j] = saturate<scalar_t>(static_cast<acc>(c_row[j * cc.s3]) + sc * position +
-                                        static_cast<acc>(b_row[j * bb.s3]));
+          const scalar_t* pc_j = pc_bh + j * pc.s2;
+          const int64_t* rel_j = rel_ptr - j + N - 1;  // rel_j[i] is the row of distance i - j
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t r = rel_j[i];
+            const acc position = static_cast<acc>(cp_bh[i * cp.s2 + r * cp.s3]) + static_cast<acc>(pc_j[r * pc.s3]);
+            o_bh[i * N + j] = saturate<scalar_t>(static_cast<acc>(c_bh[i * cc.s2 + j * cc.s3]) + sc * position +
+                                                 static_cast<acc>(b_bh[i * bb.s2 + j * bb.s3]));
+          }
         }
       }
     });
@@ -124,27 +135,32 @@ std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const
     scalar_t* gp_ptr = want_p2c ? grad_p2c.data_ptr<scalar_t>() : nullptr;
     const acc sc = static_cast<acc>(scale);
     // One task per (b, h): it owns the [N, span] slices it writes, and sums
-    // every slot in the same (i, j) order on every run: deterministic.
+    // every slot in the same order on every run: deterministic. Rows are
+    // visited in tiles with the key outer, as in the forward pass, so that the
+    // p2c sums of consecutive rows are neighbours in memory.
     // Gradients are not saturated: an overflow must stay visible to fp16 loss
     // scaling.
     at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-      std::vector<acc> row_sum(want_c2p ? span : 0);
+      std::vector<acc> c2p_sum(want_c2p ? kTile * span : 0);
       std::vector<acc> p2c_sum(want_p2c ? N * span : 0);
       for (int64_t bh = begin; bh < end; ++bh) {
         const scalar_t* g = g_ptr + bh * N * N;
         std::fill(p2c_sum.begin(), p2c_sum.end(), acc(0));
-        for (int64_t i = 0; i < N; ++i) {
-          const int64_t* rel_i = rel_ptr + i + N - 1;
-          std::fill(row_sum.begin(), row_sum.end(), acc(0));
+        for (int64_t i0 = 0; i0 < N; i0 += kTile) {
+          const int64_t i1 = std::min(N, i0 + kTile);
+          std::fill(c2p_sum.begin(), c2p_sum.end(), acc(0));
           for (int64_t j = 0; j < N; ++j) {
-            const int64_t r = rel_i[-j];
-            const acc v = static_cast<acc>(g[i * N + j]);
-            if (want_c2p) row_sum[r] += v;
-            if (want_p2c) p2c_sum[j * span + r] += v;
+            const int64_t* rel_j = rel_ptr - j + N - 1;
+            for (int64_t i = i0; i < i1; ++i) {
+              const int64_t r = rel_j[i];
+              const acc v = static_cast<acc>(g[i * N + j]);
+              if (want_c2p) c2p_sum[(i - i0) * span + r] += v;
+              if (want_p2c) p2c_sum[j * span + r] += v;
+            }
           }
           if (want_c2p) {
-            scalar_t* out = gc_ptr + (bh * N + i) * span;
-            for (int64_t r = 0; r < span; ++r) out[r] = static_cast<scalar_t>(sc * row_sum[r]);
+            scalar_t* out = gc_ptr + (bh * N + i0) * span;
+            for (int64_t k = 0; k < (i1 - i0) * span; ++k) out[k] = static_cast<scalar_t>(sc * c2p_sum[k]);
           }
         }
         if (want_p2c) {
