@@ -107,6 +107,34 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
   return out;
 }
 
+// out[b,h,i,r] = scale * sum of g[b,h,i,j] over the j with
+// table[i - j + N - 1] == r, summed in increasing j (deterministic). One task
+// per row; g contiguous [B, H, N, N], out contiguous [B, H, N, span].
+// Gradients are not saturated: an overflow must stay visible to fp16 loss
+// scaling.
+void scatter_rows(const at::Tensor& g, const at::Tensor& table, int64_t span, double scale, at::Tensor& out) {
+  const int64_t N = g.size(2), rows = g.size(0) * g.size(1) * N;
+  const int64_t* table_ptr = table.data_ptr<int64_t>();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "disentangled_scores_backward_cpu", [&] {
+    using acc = acc_t<scalar_t>;
+    const scalar_t* g_ptr = g.data_ptr<scalar_t>();
+    scalar_t* o_ptr = out.data_ptr<scalar_t>();
+    const acc sc = static_cast<acc>(scale);
+    at::parallel_for(0, rows, std::max<int64_t>(1, 2048 / N), [&](int64_t begin, int64_t end) {
+      std::vector<acc> sum(span);
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t i = row % N;
+        const scalar_t* g_row = g_ptr + row * N;
+        const int64_t* table_i = table_ptr + i + N - 1;  // table_i[-j] is the row of distance i - j
+        std::fill(sum.begin(), sum.end(), acc(0));
+        for (int64_t j = 0; j < N; ++j) sum[table_i[-j]] += static_cast<acc>(g_row[j]);
+        scalar_t* o_row = o_ptr + row * span;
+        for (int64_t r = 0; r < span; ++r) o_row[r] = static_cast<scalar_t>(sc * sum[r]);
+      }
+    });
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, int64_t span,
                                                 double scale, bool want_c2p, bool want_p2c) {
   TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
@@ -125,51 +153,12 @@ std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const
     if (want_p2c) grad_p2c.zero_();
     return {grad_c2p, grad_p2c};
   }
-  const int64_t* rel_ptr = rel.data_ptr<int64_t>();
-
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_backward_cpu",
-                                  [&] {
-    using acc = acc_t<scalar_t>;
-    const scalar_t* g_ptr = grad.data_ptr<scalar_t>();
-    scalar_t* gc_ptr = want_c2p ? grad_c2p.data_ptr<scalar_t>() : nullptr;
-    scalar_t* gp_ptr = want_p2c ? grad_p2c.data_ptr<scalar_t>() : nullptr;
-    const acc sc = static_cast<acc>(scale);
-    // One task per (b, h): it owns the [N, span] slices it writes, and sums
-    // every slot in the same order on every run: deterministic. Rows are
-    // visited in tiles with the key outer, as in the forward pass, so that the
-    // p2c sums of consecutive rows are neighbours in memory.
-    // Gradients are not saturated: an overflow must stay visible to fp16 loss
-    // scaling.
-    at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-      std::vector<acc> c2p_sum(want_c2p ? kTile * span : 0);
-      std::vector<acc> p2c_sum(want_p2c ? N * span : 0);
-      for (int64_t bh = begin; bh < end; ++bh) {
-        const scalar_t* g = g_ptr + bh * N * N;
-        std::fill(p2c_sum.begin(), p2c_sum.end(), acc(0));
-        for (int64_t i0 = 0; i0 < N; i0 += kTile) {
-          const int64_t i1 = std::min(N, i0 + kTile);
-          std::fill(c2p_sum.begin(), c2p_sum.end(), acc(0));
-          for (int64_t j = 0; j < N; ++j) {
-            const int64_t* rel_j = rel_ptr - j + N - 1;
-            for (int64_t i = i0; i < i1; ++i) {
-              const int64_t r = rel_j[i];
-              const acc v = static_cast<acc>(g[i * N + j]);
-              if (want_c2p) c2p_sum[(i - i0) * span + r] += v;
-              if (want_p2c) p2c_sum[j * span + r] += v;
-            }
-          }
-          if (want_c2p) {
-            scalar_t* out = gc_ptr + (bh * N + i0) * span;
-            for (int64_t k = 0; k < (i1 - i0) * span; ++k) out[k] = static_cast<scalar_t>(sc * c2p_sum[k]);
-          }
-        }
-        if (want_p2c) {
-          scalar_t* out = gp_ptr + bh * N * span;
-          for (int64_t k = 0; k < N * span; ++k) out[k] = static_cast<scalar_t>(sc * p2c_sum[k]);
-        }
-      }
-    });
-  });
+  // c2p: row i of the score gradient sums into row i of grad_c2p. p2c: column
+  // j sums into row j of grad_p2c, which is the same row-wise sum over the
+  // transposed gradient, whose distances are mirrored (j - i instead of
+  // i - j): the flipped table. Both are then row-parallel and contiguous.
+  if (want_c2p) scatter_rows(grad, rel, span, scale, grad_c2p);
+  if (want_p2c) scatter_rows(grad.transpose(-1, -2).contiguous(), rel.flip({0}), span, scale, grad_p2c);
   return {grad_c2p, grad_p2c};
 }
 
