@@ -145,34 +145,3 @@ TEST_CASE("disentangled attention: names, padding invariance, gradients, half pr
     }
   }
 }
-
-TEST_CASE("EMD reruns the last layer: queries H + positions, then the previous output", "[models][deberta]") {
-  torch::manual_seed(9);
-  ModelConfig c = small_deberta();
-  c.emd_layers = 2;
-  BertModel emd(c, BertModelOptions{false});
-  emd->initialize_weights();
-  emd->eval();
-  // The same weights without EMD give H.
-  ModelConfig plain_config = c;
-  plain_config.emd_layers = 0;
-  plain_config.position_biased_input = false;
-  BertModel plain(plain_config, BertModelOptions{false});
-  torch::NoGradGuard no_grad;
-  for (auto& [name, t] : plain->named_parameters().pairs()) t.copy_(emd->named_parameters()[name]);
-  plain->eval();
-
-  auto ids = torch::randint(1, 50, {2, 9}, torch::kLong);
-  auto mask = torch::ones({2, 9}, torch::kLong);
-  auto hidden = plain(ids, mask).last_hidden_state;
-  EncoderContext ctx;
-  ctx.attention_bias = attention_bias_from_mask(mask, torch::kFloat);
-  plain->encoder->add_relative_positions(ctx, 9, torch::kCPU);
-  auto& last = *plain->encoder->layer[1]->as<BertLayer>();
-  auto positions = emd->embeddings->position_embeddings->weight.narrow(0, 0, 9).unsqueeze(0);
-  auto first = last.forward(hidden, ctx, hidden + positions);
-  auto second = last.forward(hidden, ctx, first);
-  CHECK((emd(ids, mask).last_hidden_state - second).abs().max().item<double>() < 1e-6);
-  // Attentions: the encoder layers, then one per EMD pass.
-  CHECK(emd->forward(ids, mask, torch::Tensor(), true).attentions.size() == 4);
-}
