@@ -18,7 +18,8 @@ namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
 
-// Query rows per tile (see the loops below).
+// Rows per tile: query rows in the forward pass, key columns for the p2c
+// gradient (see the loops below).
 constexpr int64_t kTile = 16;
 
 template <typename scalar_t>
@@ -135,6 +136,36 @@ void scatter_rows(const at::Tensor& g, const at::Tensor& table, int64_t span, do
   });
 }
 
+// out[b,h,j,r] = scale * sum of g[b,h,i,j] over the i with
+// table[i - j + N - 1] == r, summed in increasing i (deterministic). One task
+// per block of kTile columns, so that every row of g is read a cache line at
+// a time instead of through a transposed copy.
+void scatter_columns(const at::Tensor& g, const at::Tensor& table, int64_t span, double scale, at::Tensor& out) {
+  const int64_t N = g.size(2), BH = g.size(0) * g.size(1), blocks = (N + kTile - 1) / kTile;
+  const int64_t* table_ptr = table.data_ptr<int64_t>();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "disentangled_scores_backward_cpu", [&] {
+    using acc = acc_t<scalar_t>;
+    const scalar_t* g_ptr = g.data_ptr<scalar_t>();
+    scalar_t* o_ptr = out.data_ptr<scalar_t>();
+    const acc sc = static_cast<acc>(scale);
+    at::parallel_for(0, BH * blocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<acc> sum(kTile * span);
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t bh = task / blocks, j0 = (task % blocks) * kTile, j1 = std::min(N, j0 + kTile);
+        const scalar_t* g_bh = g_ptr + bh * N * N;
+        std::fill(sum.begin(), sum.end(), acc(0));
+        for (int64_t i = 0; i < N; ++i) {
+          const scalar_t* g_row = g_bh + i * N;
+          const int64_t* table_i = table_ptr + i + N - 1;  // table_i[-j] is the row of distance i - j
+          for (int64_t j = j0; j < j1; ++j) sum[(j - j0) * span + table_i[-j]] += static_cast<acc>(g_row[j]);
+        }
+        scalar_t* o_block = o_ptr + (bh * N + j0) * span;
+        for (int64_t k = 0; k < (j1 - j0) * span; ++k) o_block[k] = static_cast<scalar_t>(sc * sum[k]);
+      }
+    });
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, int64_t span,
                                                 double scale, bool want_c2p, bool want_p2c) {
   TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
@@ -153,12 +184,10 @@ std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const
     if (want_p2c) grad_p2c.zero_();
     return {grad_c2p, grad_p2c};
   }
-  // c2p: row i of the score gradient sums into row i of grad_c2p. p2c: column
-  // j sums into row j of grad_p2c, which is the same row-wise sum over the
-  // transposed gradient, whose distances are mirrored (j - i instead of
-  // i - j): the flipped table. Both are then row-parallel and contiguous.
+  // c2p: row i of the score gradient sums into row i of grad_c2p; p2c:
+  // column j sums into row j of grad_p2c.
   if (want_c2p) scatter_rows(grad, rel, span, scale, grad_c2p);
-  if (want_p2c) scatter_rows(grad.transpose(-1, -2).contiguous(), rel.flip({0}), span, scale, grad_p2c);
+  if (want_p2c) scatter_columns(grad, rel, span, scale, grad_p2c);
   return {grad_c2p, grad_p2c};
 }
 
