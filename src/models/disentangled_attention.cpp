@@ -42,6 +42,9 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
 
   torch::Tensor scores;
   if (relative_ && (c2p_ || p2c_)) {
+    TORCH_CHECK(ctx.relative_embeddings.defined() && ctx.relative_index.defined(),
+                "disentangled attention needs the relative positions in its EncoderContext "
+                "(BertEncoder::add_relative_positions)");
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     const int64_t span = rel.size(0);
     // The position GEMMs batch over heads with all tokens of the batch as rows,

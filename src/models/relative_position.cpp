@@ -26,18 +26,21 @@ RelativePositions RelativePositionCache::get(int64_t length, const torch::Device
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = entries_.find(key); it != entries_.end()) return it->second;
 
-  // Distances i - j from -(N-1) to N-1, on the device: no host round trip per
-  // forward pass, and none per layer.
-  auto distance = torch::arange(-(length - 1), length, torch::TensorOptions().dtype(torch::kLong).device(device));
-  if (buckets_ > 0) distance = log_bucket_position(distance, buckets_, max_position_);
-  auto rows = torch::clamp(distance + span_, 0, 2 * span_ - 1);
   RelativePositions entry;
-  if (length > 0) {
+  const auto options = torch::TensorOptions().dtype(torch::kLong).device(device);
+  if (length == 0) {
+    entry.index = torch::empty({0}, options);
+  } else {
+    // Distances i - j from -(N-1) to N-1, on the device: no host round trip
+    // per forward pass, and none per layer.
+    auto distance = torch::arange(-(length - 1), length, options);
+    if (buckets_ > 0) distance = log_bucket_position(distance, buckets_, max_position_);
+    auto rows = torch::clamp(distance + span_, 0, 2 * span_ - 1);
     // One device-to-host read per new length, never per step.
     entry.first = rows.min().item<int64_t>();
     entry.span = rows.max().item<int64_t>() - entry.first + 1;
+    entry.index = rows - entry.first;
   }
-  entry.index = rows - entry.first;
   entries_.emplace(key, entry);
   return entry;
 }

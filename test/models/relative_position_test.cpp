@@ -76,6 +76,12 @@ TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k
     CHECK(p.index[11 + 5].item<int64_t>() == 6 + 5);           // d = 5 -> 5
     CHECK(p.index[11 + 9].item<int64_t>() == 6 + 6);           // d = 9 -> 6
   }
+  SECTION("an empty sequence") {
+    RelativePositionCache cache(c);
+    auto p = cache.get(0, torch::kCPU);
+    CHECK(p.index.numel() == 0);
+    CHECK(p.span == 0);
+  }
   SECTION("built once per length and device") {
     c.max_relative_positions = 8;
     RelativePositionCache cache(c);
