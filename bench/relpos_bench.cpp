@@ -15,7 +15,7 @@
 //   step     one training step (forward, backward, AdamW) of a 4-layer,
 //            256-wide encoder at N = 128: BERT against DeBERTa-style.
 //
-//   mtbert_bench_relpos [--quick] [--threads T] [--only op|step]
+//   mtbert_bench_relpos [--quick] [--threads T] [--only op|step] [--length N]...
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -145,9 +145,9 @@ void print_case(const std::string& method, const std::string& pass, const std::s
   std::fflush(stdout);
 }
 
-void bench_op(bench::CountingAllocator& memory, bool quick) {
+void bench_op(bench::CountingAllocator& memory, bool quick, std::vector<int64_t> lengths) {
   const int64_t B = quick ? 2 : 4, H = 12, k = 256;
-  const std::vector<int64_t> lengths = quick ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{64, 128, 256, 512};
+  if (lengths.empty()) lengths = quick ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{64, 128, 256, 512};
   for (const bool buckets : {false, true}) {
     ModelConfig config;
     config.model_type = "deberta-v2";
@@ -298,12 +298,14 @@ int main(int argc, char** argv) {
   bool quick = false;
   int threads = 0;
   std::string only;
+  std::vector<int64_t> lengths;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    else if (std::strcmp(argv[i], "--length") == 0 && i + 1 < argc) lengths.push_back(std::atoll(argv[++i]));
     else {
-      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--threads T] [--only op|step]\n");
+      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--threads T] [--only op|step] [--length N]...\n");
       return 2;
     }
   }
@@ -311,7 +313,7 @@ int main(int argc, char** argv) {
   const int used = set_thread_count(threads);
   fmt::print("{{\"bench\": \"setup\", \"threads\": {}, \"torch\": \"{}\"}}\n", used, torch_version_string());
   auto& memory = bench::CountingAllocator::install();
-  if (only.empty() || only == "op") bench_op(memory, quick);
+  if (only.empty() || only == "op") bench_op(memory, quick, lengths);
   if (only.empty() || only == "step") bench_training_step(memory, quick);
   return 0;
 }
