@@ -5,13 +5,33 @@
 
 HF_DIR holds config.json and model.safetensors or pytorch_model.bin (or a sharded
 *.index.json variant), in the modern naming or the original bert-base-uncased one.
+Supported model types: "bert" (BERT) and "deberta-v2" (DeBERTa-v2 and -v3, e.g.
+microsoft/deberta-v3-base).
 MODEL_DIR receives:
   config.json             the HF config, keys unchanged, HF defaults made explicit,
                           plus "mtbert_format"
-  model.safetensors       the weights under canonical names (HF BertModel's own
-                          state-dict names), float32 unless --dtype keep
+  model.safetensors       the weights under canonical names, float32 unless --dtype keep
   vocab.txt / spm.model   copied when present, with tokenizer_config.json stating
                           do_lower_case
+
+Canonical names (scripts/mtbert_py/hf_names.py, architectures.py):
+  BERT      HF BertModel's own state-dict names; `bert.` prefix stripped,
+            LayerNorm gamma/beta -> weight/bias, cls.* heads skipped.
+  DeBERTa   BERT's names wherever DeBERTa has the same structure, so that BERT
+            and DeBERTa checkpoints load into the same modules:
+              deberta.embeddings.{word,position,token_type}_embeddings.weight,
+                embed_proj.weight, LayerNorm.*      -> embeddings.* (same names)
+              deberta.encoder.layer.{i}.attention.self.query_proj.*  -> ...self.query.*
+                                                     key_proj.*    -> ...self.key.*
+                                                     value_proj.*  -> ...self.value.*
+                                                     pos_key_proj.*, pos_query_proj.* (same)
+              deberta.encoder.layer.{i}.attention.output.*, intermediate.*, output.* (same)
+              deberta.encoder.rel_embeddings.weight, deberta.encoder.LayerNorm.* (same,
+                without the prefix)
+            skipped: lm_predictions.*, mask_predictions.* (pretraining heads),
+            pooler.* and classifier.* (task heads), embeddings.position_ids, and
+            embeddings.position_embeddings.weight when position_biased_input is
+            false (HF does not use it either).
 User mistakes print one line `convert_hf_checkpoint: error: ...` and exit with code 2.
 """
 import argparse
@@ -72,6 +92,11 @@ def convert(args):
 
     source = load_hf_weights(hf_dir)
     mapping = map_names(architecture.model_type, source.tensors)
+    unused = architecture.unused_tensors(config)
+    for name, target in list(mapping.canonical.items()):
+        if target in unused:
+            del mapping.canonical[name]
+            mapping.skipped.append((name, unused[target]))
     tensors = {target: source.tensors[name] for name, target in mapping.canonical.items()}
     groups = check_tensors(architecture, config, tensors,
                            {target: name for name, target in mapping.canonical.items()})

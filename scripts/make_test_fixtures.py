@@ -11,6 +11,11 @@ DIR/reference/<name>.pt torch.save'd dict: input_ids, attention_mask, token_type
                         (int64 [B, N]), last_hidden_state ([B, N, H]) and, when the
                         model has a pooler, pooler_output ([B, H]), float32 computed
                         in float64 by test/reference/bert_reference.py
+DIR/reference-deberta/<name>.pt
+                        the same for the tiny DeBERTa-v2/v3 checkpoints (DEBERTA_FIXTURES),
+                        last_hidden_state from test/reference/deberta_reference.py
+                        (implementation A, checked against B); their HF folders hold
+                        a tiny spm.model with DeBERTa-v3's special pieces
 DIR/README.txt          what was generated
 
 Deterministic (fixed seeds) and quick; CTest runs it before the tests. Only the
@@ -27,10 +32,12 @@ import torch
 
 from mtbert_py.hf_folder_writer import write_hf_folder
 from mtbert_py.tiny_bert import SPECIAL_TOKENS, bert_config, random_bert_weights, tiny_vocab, to_original_naming
+from mtbert_py.tiny_deberta import deberta_config, random_deberta_weights, to_hf_naming, train_tiny_spm
 
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS.parent / "test" / "reference"))
 import bert_reference  # noqa: E402  (lives with the tests, found through the path above)
+import deberta_reference  # noqa: E402
 
 # A and B compute the same float64 function; disagreement beyond rounding is a bug.
 MAX_A_B_DIFF = 1e-6
@@ -83,11 +90,101 @@ def _fixtures(vocab_size):
     )
 
 
+@dataclass(frozen=True)
+class DebertaFixture:
+    name: str
+    description: str
+    config: dict
+    seed: int
+    prefixed: bool                  # DebertaV2ForMaskedLM's names (deberta. + lm head), else DebertaV2Model's
+    weights_format: str
+    unused_position_embeddings: bool = False
+    convert_args: tuple = ()
+
+
+DEBERTA_VOCAB_SIZE = 128  # the tiny spm.model's 120 pieces, [MASK], and spare rows
+DEBERTA_LENGTH = 12
+
+
+def _deberta_fixtures():
+    v = DEBERTA_VOCAB_SIZE
+    return (
+        DebertaFixture("deberta-v3", "DeBERTa-v3's options: log buckets (8, max 20, so N = 12 uses "
+                       "them), shared position keys, \"p2c|c2p\", LayerNorm-ed relative embeddings, no "
+                       "absolute positions (an unused table in the source is skipped), no token types; "
+                       "DebertaV2ForMaskedLM naming, model.safetensors",
+                       deberta_config(v, 32, 2, 4, 37, position_buckets=8, max_relative_positions=20),
+                       seed=11, prefixed=True, weights_format="safetensors", unused_position_embeddings=True),
+        DebertaFixture("deberta-separate", "separate pos_key_proj/pos_query_proj, k = 4 < N (clamped), "
+                       "[\"c2p\", \"p2c\"] list, no LayerNorm, absolute positions and 2 token types; "
+                       "DebertaV2Model naming, zip pytorch_model.bin",
+                       deberta_config(v, 24, 2, 3, 30, max_relative_positions=4, share_att_key=False,
+                                      norm_rel_ebd="none", position_biased_input=True, type_vocab_size=2,
+                                      pos_att_type=["c2p", "p2c"], layer_norm_eps=1e-12),
+                       seed=12, prefixed=False, weights_format="bin-zip"),
+        DebertaFixture("deberta-c2p-embed-proj", "c2p only, separate projections, embedding_size 20 != "
+                       "hidden 32 (embed_proj), max_relative_positions -1 (k = 64 > N)",
+                       deberta_config(v, 32, 2, 2, 40, pos_att_type="c2p", share_att_key=False,
+                                      embedding_size=20, position_biased_input=True),
+                       seed=13, prefixed=True, weights_format="safetensors"),
+        DebertaFixture("deberta-p2c-buckets", "p2c only, log buckets (6, max 16), shared keys, absolute "
+                       "positions",
+                       deberta_config(v, 16, 3, 2, 24, pos_att_type="p2c", position_buckets=6,
+                                      max_relative_positions=16, position_biased_input=True),
+                       seed=14, prefixed=False, weights_format="safetensors"),
+        DebertaFixture("deberta-emd", "deberta-v3's options plus EMD (emd_layers 2: the absolute position "
+                       "table exists for it)",
+                       deberta_config(v, 32, 2, 4, 37, position_buckets=8, max_relative_positions=20,
+                                      emd_layers=2),
+                       seed=15, prefixed=True, weights_format="safetensors"),
+    )
+
+
+def deberta_inputs(seed=5):
+    """[4, 12] ids with two padded rows and token types in the second half of each row."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(4, 121, (4, DEBERTA_LENGTH), generator=g)
+    lengths = torch.tensor([DEBERTA_LENGTH, 9, DEBERTA_LENGTH, 5])
+    mask = (torch.arange(DEBERTA_LENGTH)[None] < lengths[:, None]).long()
+    ids[:, 0] = 1  # [CLS]
+    types = ((torch.arange(DEBERTA_LENGTH)[None] >= lengths[:, None] // 2) & mask.bool()).long()
+    return {"input_ids": ids * mask, "attention_mask": mask, "token_type_ids": types}
+
+
+def write_deberta_fixtures(out, spm_model):
+    fixtures = _deberta_fixtures()
+    inputs = deberta_inputs()
+    weights = {}
+    for f in fixtures:
+        folder = out / "hf" / f.name
+        weights[f.name] = random_deberta_weights(f.config, f.seed)
+        tensors = to_hf_naming(weights[f.name], f.config, f.seed + 100, prefixed=f.prefixed,
+                               unused_position_embeddings=f.unused_position_embeddings)
+        write_hf_folder(folder, f.config, tensors, f.weights_format,
+                        tokenizer_config={"do_lower_case": False})
+        shutil.copyfile(spm_model, folder / "spm.model")
+    convert_all(out, fixtures)
+    (out / "reference-deberta").mkdir()
+    diffs = {}
+    for f in fixtures:
+        args = (weights[f.name], f.config, inputs["input_ids"], inputs["attention_mask"], inputs["token_type_ids"])
+        a = deberta_reference.forward_a(*args)["last_hidden_state"]
+        b = deberta_reference.forward_b(*args)["last_hidden_state"]
+        diff = deberta_reference.max_abs_diff_unpadded(a, b, inputs["attention_mask"])
+        if not diff < MAX_A_B_DIFF:
+            sys.exit(f"make_test_fixtures: error: {f.name}: DeBERTa references A and B disagree by {diff:.3g}")
+        reference = {name: t.clone().contiguous() for name, t in inputs.items()}
+        reference["last_hidden_state"] = a.to(torch.float32).contiguous()
+        torch.save(reference, out / "reference-deberta" / f"{f.name}.pt")
+        diffs[f.name] = diff
+    return fixtures, diffs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, type=Path)
     out = parser.parse_args().out
-    for stale in ("hf", "models", "reference", "README.txt"):
+    for stale in ("hf", "models", "reference", "reference-deberta", "spm", "README.txt"):
         path = out / stale
         if path.is_dir():
             shutil.rmtree(path)
@@ -105,7 +202,13 @@ def main():
     convert_all(out, fixtures)
     diffs = {f.name: write_reference(out / "reference" / f"{f.name}.pt", f, weights[f.name], inputs)
              for f in fixtures}
+    (out / "spm").mkdir()
+    train_tiny_spm(out / "spm" / "tiny-deberta-v3.model")
+    deberta_fixtures, deberta_diffs = write_deberta_fixtures(out, out / "spm" / "tiny-deberta-v3.model")
     write_readme(out / "README.txt", fixtures, vocab, inputs, diffs)
+    write_deberta_readme(out / "README.txt", deberta_fixtures, deberta_diffs)
+    for name, diff in deberta_diffs.items():
+        print(f"{name}: max |A - B| last_hidden_state {diff:.3g}")
     for name, (hidden_diff, pooler_diff) in diffs.items():
         pooler = f", pooler_output {pooler_diff:.3g}" if pooler_diff is not None else ""
         print(f"{name}: max |A - B| last_hidden_state {hidden_diff:.3g}{pooler}")
@@ -223,6 +326,19 @@ def write_readme(path, fixtures, vocab, inputs, diffs):
         text = f"[CLS] {first} [SEP]" + (f" | {second} [SEP]" if second else "")
         lines.append(f"    {text}   ({int(mask.sum())} tokens, {SEQUENCE_LENGTH - int(mask.sum())} padding)")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_deberta_readme(path, fixtures, diffs):
+    lines = [
+        "",
+        "DeBERTa fixtures (hf/<name>, models/<name>, reference-deberta/<name>.pt; inputs are ids of the tiny",
+        f"spm.model in spm/, vocab_size {DEBERTA_VOCAB_SIZE}, [4, {DEBERTA_LENGTH}] with two padded rows;",
+        "last_hidden_state from test/reference/deberta_reference.py A, checked against B):",
+    ]
+    for f in fixtures:
+        lines.append(f"{f.name}: {f.description}; max |A - B| {diffs[f.name]:.3g}")
+    with open(path, "a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

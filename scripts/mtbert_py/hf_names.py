@@ -37,6 +37,30 @@ NAMINGS = {
             (r"embeddings\.token_type_ids$", "buffer"),
         ),
     ),
+    # DeBERTa-v2/v3 (HF DebertaV2Model and its task and pretraining models).
+    # The structure DeBERTa shares with BERT keeps BERT's names, so that a BERT
+    # checkpoint loads into a model with disentangled attention and the other
+    # way round:
+    #   deberta.embeddings.*                      -> embeddings.* (incl. embed_proj)
+    #   deberta.encoder.layer.{i}.attention.self.query_proj.* -> ...attention.self.query.*
+    #                                  key_proj.*   -> key.*      value_proj.* -> value.*
+    #                                  pos_key_proj.*, pos_query_proj.*  kept
+    #   deberta.encoder.layer.{i}.{attention.output,intermediate,output}.* kept
+    #   deberta.encoder.rel_embeddings.weight, deberta.encoder.LayerNorm.* kept
+    "deberta-v2": Naming(
+        prefix="deberta.",
+        renames=tuple(
+            (f"attention.self.{name}_proj.{kind}", f"attention.self.{name}.{kind}")
+            for name in ("query", "key", "value") for kind in ("weight", "bias")),
+        skips=(
+            (r"lm_predictions\.", "masked-LM pretraining head"),
+            (r"mask_predictions\.", "replaced-token-detection pretraining head"),
+            (r"pooler\.", "task-model pooler (ContextPooler), not part of DebertaV2Model"),
+            (r"classifier\.", "task head"),
+            (r"qa_outputs\.", "task head"),
+            (r"embeddings\.position_ids$", "buffer"),
+        ),
+    ),
 }
 
 

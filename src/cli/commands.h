@@ -12,6 +12,7 @@ namespace mtbert::cli {
 void add_tokenize_command(CLI::App& app);
 void add_encode_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_attention_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);

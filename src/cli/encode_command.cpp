@@ -65,7 +65,8 @@ void run_encode(const EncodeArgs& args) {
     // With --text the ids are ours: hand them back so the output is self-describing.
     result.emplace("input_ids", inputs.input_ids);
     result.emplace("attention_mask", inputs.attention_mask);
-    result.emplace("token_type_ids", inputs.token_type_ids);
+    // None for models without token types (DeBERTa-v3): they ignore them.
+    if (inputs.token_type_ids.defined()) result.emplace("token_type_ids", inputs.token_type_ids);
   }
   write_tensor_dict(args.output, result);
   spdlog::info("encoded {} sequence(s) of length {} -> {}", inputs.input_ids.size(0), inputs.input_ids.size(1),

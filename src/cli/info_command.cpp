@@ -36,6 +36,14 @@ void run_info(const std::string& dir, bool as_json) {
              c.num_attention_heads, c.intermediate_size, c.hidden_act);
   fmt::print("positions   {}   token types {}   vocab {}\n", c.max_position_embeddings, c.type_vocab_size,
              c.vocab_size);
+  if (c.disentangled()) {
+    std::string terms;
+    for (const auto& t : c.pos_att_type) terms += (terms.empty() ? "" : "|") + t;
+    fmt::print("attention   disentangled ({}, k {}{}{}), absolute positions {}\n", terms.empty() ? "c2c" : terms,
+               c.relative_span(), c.position_buckets > 0 ? ", log buckets" : "",
+               c.share_att_key ? ", shared keys" : "", c.position_biased_input ? "yes" : "no");
+  }
+  if (c.emd_layers > 0) fmt::print("EMD         {} pass(es) of the last layer\n", c.emd_layers);
   fmt::print("pooler      {}\n", pretrained.model->pooler ? "yes" : "no");
   fmt::print("parameters  {} ({:.1f} M)\n", parameters, parameters / 1e6);
   fmt::print("tokenizer   {} ({} pieces)\n", tokenizer->kind(), tokenizer->vocab_size());

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   mtbert::cli::add_tokenize_command(app);
   mtbert::cli::add_encode_command(app);
   mtbert::cli::add_info_command(app);
+  mtbert::cli::add_attention_command(app);
   mtbert::cli::add_train_command(app);
   mtbert::cli::add_eval_command(app);
   mtbert::cli::add_predict_command(app);

@@ -14,11 +14,12 @@ BertSelfAttentionImpl::BertSelfAttentionImpl(const ModelConfig& c)
   dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
 }
 
-torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx) {
+torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                             const torch::Tensor& query_states) {
   const int64_t batch = hidden.size(0), len = hidden.size(1);
   // [B, N, H] -> [B, heads, N, head_dim]
   auto split_heads = [&](const torch::Tensor& x) { return x.view({batch, len, heads_, head_dim_}).transpose(1, 2); };
-  auto q = split_heads(query(hidden));
+  auto q = split_heads(query(query_states.defined() ? query_states : hidden));
   auto k = split_heads(key(hidden));
   auto v = split_heads(value(hidden));
 
@@ -46,12 +47,18 @@ torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torc
 }
 
 BertAttentionImpl::BertAttentionImpl(const ModelConfig& c) {
-  self = register_module("self", BertSelfAttention(c));
+  if (c.disentangled()) {
+    disentangled_self = register_module("self", DisentangledSelfAttention(c));
+  } else {
+    self = register_module("self", BertSelfAttention(c));
+  }
   output = register_module("output", BertResidualOutput(c.hidden_size, c));
 }
 
-torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx) {
-  return output(self(hidden, ctx), hidden);
+torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                         const torch::Tensor& query_states) {
+  auto context = self ? self(hidden, ctx, query_states) : disentangled_self(hidden, ctx, query_states);
+  return output(context, query_states.defined() ? query_states : hidden);
 }
 
 }  // namespace mtbert

@@ -1,11 +1,13 @@
 #pragma once
 // Multi-head self-attention with its output projection, residual and
-// LayerNorm: HuggingFace's `BertAttention` (`self` + `output`).
+// LayerNorm: HuggingFace's `BertAttention` (`self` + `output`); `self` is
+// DeBERTa's disentangled attention when the config asks for it.
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/disentangled_attention.h"
 #include "models/encoder_context.h"
 #include "models/model_config.h"
 
@@ -14,8 +16,10 @@ namespace mtbert {
 class BertSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit BertSelfAttentionImpl(const ModelConfig& config);
-  // hidden [B, N, H] -> context [B, N, H].
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx);
+  // hidden [B, N, H] -> context [B, N, H]. query_states (undefined: hidden)
+  // are the queries, for EMD passes.
+  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                        const torch::Tensor& query_states = {});
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   torch::nn::Dropout dropout{nullptr};
@@ -43,10 +47,14 @@ TORCH_MODULE(BertResidualOutput);
 class BertAttentionImpl : public torch::nn::Module {
  public:
   explicit BertAttentionImpl(const ModelConfig& config);
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx);
+  // query_states (undefined: hidden) give the queries and the residual.
+  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                        const torch::Tensor& query_states = {});
 
-  // Registered as "self" and "output", HuggingFace's names.
+  // Registered as "self" and "output", HuggingFace's names. Exactly one of
+  // the two self-attentions exists (ModelConfig::disentangled()).
   BertSelfAttention self{nullptr};
+  DisentangledSelfAttention disentangled_self{nullptr};
   BertResidualOutput output{nullptr};
 };
 TORCH_MODULE(BertAttention);

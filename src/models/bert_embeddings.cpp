@@ -4,17 +4,22 @@
 
 namespace mtbert {
 
-BertEmbeddingsImpl::BertEmbeddingsImpl(const ModelConfig& c) {
+BertEmbeddingsImpl::BertEmbeddingsImpl(const ModelConfig& c) : position_biased_input_(c.position_biased_input) {
+  const int64_t width = c.embedding_width();
   word_embeddings = register_module(
       "word_embeddings",       // The padding row gets no gradient, as in HuggingFace.
-      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size).padding_idx(c.pad_token_id)));
-  position_embeddings = register_module(
-      "position_embeddings",
-      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.max_position_embeddings, c.hidden_size)));
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, width).padding_idx(c.pad_token_id)));
+  if (c.has_position_embeddings()) {
+    position_embeddings = register_module(
+        "position_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(c.max_position_embeddings, width)));
+  }
   if (c.type_vocab_size > 0) {
     token_type_embeddings = register_module(
-        "token_type_embeddings",
-        torch::nn::Embedding(torch::nn::EmbeddingOptions(c.type_vocab_size, c.hidden_size)));
+        "token_type_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(c.type_vocab_size, width)));
+  }
+  if (width != c.hidden_size) {
+    embed_proj = register_module("embed_proj",
+                                 torch::nn::Linear(torch::nn::LinearOptions(width, c.hidden_size).bias(false)));
   }
   LayerNorm = register_module(
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
@@ -42,8 +47,13 @@ torch::Tensor BertEmbeddingsImpl::forward_from_word_embeddings(const torch::Tens
       x = x + token_type_embeddings->weight[0];
     }
   }
-  x = x + position_embeddings(positions).unsqueeze(0);
+  if (position_biased_input_) x = x + position_embeddings(positions).unsqueeze(0);
+  if (embed_proj) x = embed_proj(x);
   return dropout(LayerNorm(x));
+}
+
+torch::Tensor BertEmbeddingsImpl::absolute_positions(int64_t length) const {
+  return position_embeddings->weight.narrow(0, 0, length).unsqueeze(0);
 }
 
 }  // namespace mtbert

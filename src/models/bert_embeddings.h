@@ -1,9 +1,13 @@
 #pragma once
 // Word + position + token-type embeddings, LayerNorm, dropout: HuggingFace's
-// `BertEmbeddings`, with the same submodule names.
+// `BertEmbeddings`, with the same submodule names. With DeBERTa's options
+// (DebertaV2Embeddings): no absolute positions at the input
+// (position_biased_input false), no token types (type_vocab_size 0), and
+// embeddings narrower than the hidden size projected up by `embed_proj`.
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
 #include "models/model_config.h"
@@ -15,18 +19,25 @@ class BertEmbeddingsImpl : public torch::nn::Module {
   explicit BertEmbeddingsImpl(const ModelConfig& config);
 
   // input_ids, token_type_ids: [B, N] int64 (token_type_ids may be undefined:
-  // all zeros). Returns [B, N, H].
+  // all zeros; ignored without token type embeddings). Returns [B, N, H].
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
 
-  // The same from already looked-up word embeddings [B, N, H]: the entry point
+  // The same from already looked-up word embeddings [B, N, E]: the entry point
   // for perturbations of the word embeddings (SiFT) and for inputs_embeds.
   torch::Tensor forward_from_word_embeddings(const torch::Tensor& word_embeds, const torch::Tensor& token_type_ids);
 
+  // [1, N, E] absolute position embeddings of positions 0..N-1 (EMD's input).
+  torch::Tensor absolute_positions(int64_t length) const;
+
   torch::nn::Embedding word_embeddings{nullptr};
-  torch::nn::Embedding position_embeddings{nullptr};
+  torch::nn::Embedding position_embeddings{nullptr};    // null when neither the input nor EMD uses them
   torch::nn::Embedding token_type_embeddings{nullptr};  // null when type_vocab_size is 0
+  torch::nn::Linear embed_proj{nullptr};                // E -> H without bias, when embedding_size != hidden_size
   torch::nn::LayerNorm LayerNorm{nullptr};
   torch::nn::Dropout dropout{nullptr};
+
+ private:
+  bool position_biased_input_;
 };
 TORCH_MODULE(BertEmbeddings);
 

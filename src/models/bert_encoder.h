@@ -1,9 +1,16 @@
 #pragma once
-// The stack of layers: HuggingFace's `BertEncoder` (`layer.0`, `layer.1`, ...).
+// The stack of layers: HuggingFace's `BertEncoder` (`layer.0`, `layer.1`, ...),
+// and for disentangled attention DebertaV2Encoder's relative embeddings
+// (`rel_embeddings`, shared by all layers) and their optional `LayerNorm`.
+#include <memory>
+
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/normalization.h>
 
 #include "models/bert_layer.h"
+#include "models/relative_position.h"
 
 namespace mtbert {
 
@@ -12,7 +19,17 @@ class BertEncoderImpl : public torch::nn::Module {
   explicit BertEncoderImpl(const ModelConfig& config);
   torch::Tensor forward(torch::Tensor hidden, const EncoderContext& ctx);
 
+  // Sets ctx.relative_embeddings and ctx.relative_index for sequences of
+  // `length` on `device` (a no-op without relative attention). Once per
+  // forward pass: the layers (and EMD passes) share them.
+  void add_relative_positions(EncoderContext& ctx, int64_t length, const torch::Device& device);
+
   torch::nn::ModuleList layer{nullptr};
+  torch::nn::Embedding rel_embeddings{nullptr};  // [2k, H], with relative_attention
+  torch::nn::LayerNorm LayerNorm{nullptr};       // with norm_rel_ebd "layer_norm"
+
+ private:
+  std::shared_ptr<RelativePositionCache> relative_positions_;
 };
 TORCH_MODULE(BertEncoder);
 

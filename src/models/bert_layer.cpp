@@ -18,10 +18,11 @@ BertLayerImpl::BertLayerImpl(const ModelConfig& c, int64_t index) : index_(index
   output = register_module("output", BertResidualOutput(c.intermediate_size, c));
 }
 
-torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx) {
-  auto attended = attention(hidden, ctx);
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                     const torch::Tensor& query_states) {
+  auto attended = attention(hidden, ctx, query_states);
   torch::Tensor adapter;
-  if (ctx.parallel_adapter) adapter = ctx.parallel_adapter(index_, hidden);
+  if (ctx.parallel_adapter) adapter = ctx.parallel_adapter(index_, query_states.defined() ? query_states : hidden);
   return output(intermediate(attended), attended, adapter);
 }
 

@@ -24,7 +24,10 @@ TORCH_MODULE(BertIntermediate);
 class BertLayerImpl : public torch::nn::Module {
  public:
   BertLayerImpl(const ModelConfig& config, int64_t index);
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx);
+  // query_states (undefined: hidden) are the attention's queries and residual:
+  // EMD passes run the last layer with hidden as keys/values.
+  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                        const torch::Tensor& query_states = {});
 
   BertAttention attention{nullptr};
   BertIntermediate intermediate{nullptr};

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/enhanced_mask_decoder.h"
+
 namespace mtbert {
 
 BertModelImpl::BertModelImpl(const ModelConfig& config, BertModelOptions options) : config_(config) {
@@ -23,8 +25,15 @@ EncoderOutput BertModelImpl::encode(const torch::Tensor& embedded, const torch::
                                     EncoderContext ctx, bool output_attentions) {
   EncoderOutput out;
   ctx.attention_bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
+  encoder->add_relative_positions(ctx, embedded.size(1), embedded.device());
   if (output_attentions) ctx.attention_probs = &out.attentions;
   out.last_hidden_state = encoder(embedded, ctx);
+  if (config_.emd_layers > 0) {
+    auto& last = *encoder->layer[encoder->layer->size() - 1]->as<BertLayer>();
+    out.last_hidden_state = enhanced_mask_decoder(last, out.last_hidden_state,
+                                                  embeddings->absolute_positions(embedded.size(1)),
+                                                  config_.emd_layers, ctx);
+  }
   if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }

@@ -16,7 +16,7 @@ namespace mtbert {
 struct EncoderOutput {
   torch::Tensor last_hidden_state;        // [B, N, H]
   torch::Tensor pooler_output;            // [B, H]; undefined for a model without pooler
-  std::vector<torch::Tensor> attentions;  // per layer [B, heads, N, N], when requested
+  std::vector<torch::Tensor> attentions;  // per layer [B, heads, N, N], when requested (EMD passes last)
 };
 
 struct BertModelOptions {
@@ -33,8 +33,9 @@ class BertModelImpl : public torch::nn::Module {
 
   // The two halves of forward(), for callers that change what flows between
   // them (SMART perturbs the embeddings, PALs add a per-layer adapter):
-  // embed() gives the embedding output [B, N, H]; encode() runs the layers and
-  // the pooler on it. encode() fills ctx.attention_bias from the mask.
+  // embed() gives the embedding output [B, N, H]; encode() runs the layers,
+  // the EMD passes (config.emd_layers) and the pooler on it. encode() fills
+  // ctx.attention_bias from the mask and the relative positions.
   torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
   EncoderOutput encode(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
                        bool output_attentions = false);

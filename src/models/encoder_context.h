@@ -13,12 +13,21 @@ struct EncoderContext {
   // may be attended to, the dtype's lowest value where it is padding.
   torch::Tensor attention_bias;
 
+  // Disentangled attention (empty otherwise), set by the encoder once per
+  // forward pass: the rows of the relative embedding table this sequence
+  // length uses ([span, H], LayerNorm-ed when the config says so), and the
+  // [2N - 1] row of each distance within them (see relative_position.h).
+  torch::Tensor relative_embeddings;
+  torch::Tensor relative_index;
+
   // When set, each layer appends its attention probabilities [B, heads, N, N].
   std::vector<torch::Tensor>* attention_probs = nullptr;
 
   // Projected Attention Layers and similar adapters running in parallel to a
   // layer: called with the layer index and the layer's input, its result is
-  // added before the layer's output LayerNorm. Empty: no adapter.
+  // added before the layer's output LayerNorm. Empty: no adapter. EMD passes
+  // reuse the last layer, and with it its adapter (called with their query
+  // input).
   std::function<torch::Tensor(int64_t layer, const torch::Tensor& layer_input)> parallel_adapter;
 };
 

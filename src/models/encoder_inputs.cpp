@@ -44,9 +44,12 @@ EncoderInputs check_encoder_inputs(EncoderInputs in, const ModelConfig& config, 
     in.attention_mask = in.attention_mask.to(torch::kLong);
     check_ids(in.attention_mask, "attention_mask", shape, 2, "0/1 range", where);
   }
+  if (in.token_type_ids.defined() && config.type_vocab_size == 0) {
+    // DeBERTa-v3 has no token types; HF's DebertaV2Embeddings ignores the ones
+    // its tokenizer produces, and so do we.
+    in.token_type_ids = torch::Tensor();
+  }
   if (in.token_type_ids.defined()) {
-    if (config.type_vocab_size == 0)
-      throw UserError(fmt::format("{}: token_type_ids given but the model has no token type embeddings", where));
     check_ids(in.token_type_ids, "token_type_ids", shape, config.type_vocab_size, "type_vocab_size", where);
   }
   return in;

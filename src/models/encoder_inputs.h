@@ -18,7 +18,8 @@ struct EncoderInputs {
 
 // Throws UserError naming `where` when the inputs cannot be fed to a model of
 // `config`. Integer masks of other widths and bool masks are accepted and
-// converted to int64.
+// converted to int64. token_type_ids of a model without token type embeddings
+// (type_vocab_size 0, DeBERTa-v3) are dropped, as HuggingFace ignores them.
 EncoderInputs check_encoder_inputs(EncoderInputs inputs, const ModelConfig& config, const std::string& where);
 
 }  // namespace mtbert

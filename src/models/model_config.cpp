@@ -1,6 +1,10 @@
 #include "models/model_config.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/json_file.h"
@@ -16,11 +20,13 @@ void read_key(const nlohmann::json& json, const char* key, T& out, const std::st
   if (it == json.end() || it->is_null()) return;
   const bool ok = [&] {
     if constexpr (std::is_same_v<T, std::string>) return it->is_string();
+    else if constexpr (std::is_same_v<T, bool>) return it->is_boolean();
     else if constexpr (std::is_integral_v<T>) return it->is_number_integer();
     else return it->is_number();
   }();
   if (!ok) {
     const char* expected = std::is_same_v<T, std::string> ? "a string"
+                           : std::is_same_v<T, bool>      ? "true or false"
                            : std::is_integral_v<T>        ? "an integer"
                                                           : "a number";
     throw UserError(fmt::format("{}: key \"{}\" must be {}, got {}", where, key, expected, it->dump()));
@@ -28,12 +34,116 @@ void read_key(const nlohmann::json& json, const char* key, T& out, const std::st
   out = it->get<T>();
 }
 
+std::string trimmed_lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// HF accepts a list or a "p2c|c2p" string (DeBERTa-v3's config.json has the
+// string); both become a list of lower-case names, duplicates dropped.
+std::vector<std::string> read_pos_att_type(const nlohmann::json& json, const std::string& where) {
+  auto it = json.find("pos_att_type");
+  if (it == json.end() || it->is_null()) return {};
+  std::vector<std::string> parts;
+  if (it->is_string()) {
+    std::string s = it->get<std::string>();
+    size_t start = 0;
+    while (start <= s.size()) {
+      const size_t bar = s.find('|', start);
+      parts.push_back(s.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+  } else if (it->is_array()) {
+    for (const auto& item : *it) {
+      if (!item.is_string())
+        throw UserError(fmt::format("{}: key \"pos_att_type\" must list strings, got {}", where, it->dump()));
+      parts.push_back(item.get<std::string>());
+    }
+  } else {
+    throw UserError(fmt::format("{}: key \"pos_att_type\" must be a list or a \"c2p|p2c\" string, got {}", where,
+                                it->dump()));
+  }
+  std::vector<std::string> result;
+  for (auto& part : parts) {
+    part = trimmed_lower(part);
+    if (part.empty() || part == "none") continue;
+    if (std::find(result.begin(), result.end(), part) == result.end()) result.push_back(part);
+  }
+  return result;
+}
+
+std::string read_norm_rel_ebd(const nlohmann::json& json, const std::string& where) {
+  std::string raw = "none";
+  read_key(json, "norm_rel_ebd", raw, where);
+  // HF splits on "|" and looks for "layer_norm"; "none" is its default.
+  bool layer_norm = false;
+  size_t start = 0;
+  while (true) {
+    const size_t bar = raw.find('|', start);
+    const std::string part = trimmed_lower(raw.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (part == "layer_norm") {
+      layer_norm = true;
+    } else if (part != "none" && !part.empty()) {
+      throw UserError(fmt::format("{}: norm_rel_ebd \"{}\" is not supported (\"none\" or \"layer_norm\")", where, raw));
+    }
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  return layer_norm ? "layer_norm" : "none";
+}
+
+// HF DebertaV2Config's defaults where they differ from BertConfig's.
+void apply_deberta_v2_defaults(ModelConfig& c) {
+  c.vocab_size = 128100;
+  c.hidden_size = 1536;
+  c.num_hidden_layers = 24;
+  c.num_attention_heads = 24;
+  c.intermediate_size = 6144;
+  c.type_vocab_size = 0;
+  c.layer_norm_eps = 1e-7;
+}
+
+// Architecture switches of HF configs that mtbert does not implement: refused,
+// so that such a checkpoint cannot run as a silently different model.
+void refuse_unsupported(const nlohmann::json& json, const ModelConfig& c, const std::string& where) {
+  if (auto it = json.find("position_embedding_type"); it != json.end() && !it->is_null() && *it != "absolute")
+    throw UserError(fmt::format("{}: position_embedding_type {} is not supported (only \"absolute\"; DeBERTa's "
+                                "relative positions are \"relative_attention\": true)",
+                                where, it->dump()));
+  if (auto it = json.find("conv_kernel_size"); it != json.end() && it->is_number() && it->get<double>() > 0)
+    throw UserError(fmt::format("{}: conv_kernel_size {} (DeBERTa-v2's convolution layer) is not supported", where,
+                                it->dump()));
+  if (auto it = json.find("attention_head_size"); it != json.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() * c.num_attention_heads != c.hidden_size)
+      throw UserError(fmt::format("{}: attention_head_size {} is not supported (only hidden_size / "
+                                  "num_attention_heads)",
+                                  where, it->dump()));
+  }
+}
+
 }  // namespace
+
+bool ModelConfig::has_c2p() const {
+  return std::find(pos_att_type.begin(), pos_att_type.end(), "c2p") != pos_att_type.end();
+}
+
+bool ModelConfig::has_p2c() const {
+  return std::find(pos_att_type.begin(), pos_att_type.end(), "p2c") != pos_att_type.end();
+}
+
+int64_t ModelConfig::relative_span() const {
+  return position_buckets > 0 ? position_buckets : effective_max_relative_positions();
+}
 
 void ModelConfig::validate(const std::string& where) const {
   auto require = [&](bool ok, const std::string& what) {
     if (!ok) throw UserError(fmt::format("{}: {}", where, what));
   };
+  require(model_type == "bert" || model_type == "deberta-v2",
+          fmt::format("model_type \"{}\" is not supported (\"bert\" or \"deberta-v2\")", model_type));
   require(vocab_size > 0, fmt::format("vocab_size must be positive, got {}", vocab_size));
   require(hidden_size > 0, fmt::format("hidden_size must be positive, got {}", hidden_size));
   require(num_hidden_layers >= 0, fmt::format("num_hidden_layers must be >= 0, got {}", num_hidden_layers));
@@ -55,12 +165,35 @@ void ModelConfig::validate(const std::string& where) const {
   require(initializer_range > 0, fmt::format("initializer_range must be positive, got {}", initializer_range));
   require(pad_token_id >= 0 && pad_token_id < vocab_size,
           fmt::format("pad_token_id {} is outside the vocabulary of {}", pad_token_id, vocab_size));
+
+  for (const auto& term : pos_att_type)
+    require(term == "c2p" || term == "p2c",
+            fmt::format("pos_att_type \"{}\" is not supported (\"c2p\" and/or \"p2c\")", term));
+  require(norm_rel_ebd == "none" || norm_rel_ebd == "layer_norm",
+          fmt::format("norm_rel_ebd \"{}\" is not supported (\"none\" or \"layer_norm\")", norm_rel_ebd));
+  if (position_buckets > 0) {
+    // The log-bucket formula divides by log((max_relative_positions - 1) / (buckets / 2)).
+    const int64_t mid = position_buckets / 2;
+    require(mid >= 1 && effective_max_relative_positions() - 1 > mid,
+            fmt::format("position_buckets {} needs 2 <= position_buckets and max_relative_positions ({}) - 1 > "
+                        "position_buckets / 2",
+                        position_buckets, effective_max_relative_positions()));
+  }
+  require(emd_layers >= 0, fmt::format("emd_layers must be >= 0, got {}", emd_layers));
+  if (emd_layers > 0) {
+    require(num_hidden_layers >= 1, "emd_layers > 0 needs at least one encoder layer to reuse");
+    require(embedding_width() == hidden_size,
+            fmt::format("emd_layers > 0 adds absolute position embeddings to the hidden states, so embedding_size "
+                        "({}) must equal hidden_size ({})",
+                        embedding_width(), hidden_size));
+  }
 }
 
 ModelConfig model_config_from_json(const nlohmann::json& json, const std::string& where) {
   if (!json.is_object()) throw UserError(fmt::format("{}: expected a JSON object", where));
   ModelConfig c;
   read_key(json, "model_type", c.model_type, where);
+  if (c.model_type == "deberta-v2") apply_deberta_v2_defaults(c);
   read_key(json, "vocab_size", c.vocab_size, where);
   read_key(json, "hidden_size", c.hidden_size, where);
   read_key(json, "num_hidden_layers", c.num_hidden_layers, where);
@@ -74,6 +207,16 @@ ModelConfig model_config_from_json(const nlohmann::json& json, const std::string
   read_key(json, "layer_norm_eps", c.layer_norm_eps, where);
   read_key(json, "pad_token_id", c.pad_token_id, where);
   read_key(json, "initializer_range", c.initializer_range, where);
+  read_key(json, "relative_attention", c.relative_attention, where);
+  read_key(json, "max_relative_positions", c.max_relative_positions, where);
+  read_key(json, "position_buckets", c.position_buckets, where);
+  c.pos_att_type = read_pos_att_type(json, where);
+  read_key(json, "share_att_key", c.share_att_key, where);
+  c.norm_rel_ebd = read_norm_rel_ebd(json, where);
+  read_key(json, "position_biased_input", c.position_biased_input, where);
+  read_key(json, "embedding_size", c.embedding_size, where);
+  read_key(json, "emd_layers", c.emd_layers, where);
+  refuse_unsupported(json, c, where);
   c.validate(where);
   return c;
 }
@@ -83,7 +226,7 @@ ModelConfig read_model_config(const std::filesystem::path& config_json) {
 }
 
 nlohmann::json model_config_to_json(const ModelConfig& c) {
-  return {
+  nlohmann::json json = {
       {"model_type", c.model_type},
       {"vocab_size", c.vocab_size},
       {"hidden_size", c.hidden_size},
@@ -99,6 +242,31 @@ nlohmann::json model_config_to_json(const ModelConfig& c) {
       {"pad_token_id", c.pad_token_id},
       {"initializer_range", c.initializer_range},
   };
+  // DeBERTa's keys are written only where they matter, so a BERT folder's
+  // config.json stays what HF's BertConfig writes.
+  if (c.model_type == "deberta-v2" || c.disentangled() || !c.position_biased_input || c.embedding_size > 0 ||
+      c.layer_norm_relative_embeddings()) {
+    json["relative_attention"] = c.relative_attention;
+    json["max_relative_positions"] = c.max_relative_positions;
+    json["position_buckets"] = c.position_buckets;
+    json["pos_att_type"] = c.pos_att_type;
+    json["share_att_key"] = c.share_att_key;
+    json["norm_rel_ebd"] = c.norm_rel_ebd;
+    json["position_biased_input"] = c.position_biased_input;
+    if (c.embedding_size > 0) json["embedding_size"] = c.embedding_size;
+  }
+  if (c.emd_layers > 0) json["emd_layers"] = c.emd_layers;
+  return json;
+}
+
+const std::vector<std::string>& model_config_keys() {
+  static const std::vector<std::string> keys = {
+      "model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+      "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
+      "type_vocab_size", "layer_norm_eps", "pad_token_id", "initializer_range", "relative_attention",
+      "max_relative_positions", "position_buckets", "pos_att_type", "share_att_key", "norm_rel_ebd",
+      "position_biased_input", "embedding_size", "emd_layers"};
+  return keys;
 }
 
 }  // namespace mtbert

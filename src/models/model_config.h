@@ -2,9 +2,17 @@
 // The encoder's hyper-parameters, read from a HuggingFace `config.json` under
 // HuggingFace's own key names, so a converted model folder needs no second
 // config format.
+//
+// Two model types: "bert" (HF BertConfig) and "deberta-v2" (HF DebertaV2Config,
+// DeBERTa-v2 and -v3). They share one encoder; what DeBERTa adds is switched
+// on by keys, whatever the model_type, so a BERT checkpoint can be run with
+// disentangled attention (`relative_attention: true`) and a DeBERTa one
+// without absolute positions. Absent keys take the HF default of the
+// config's model_type.
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -29,20 +37,72 @@ struct ModelConfig {
   // Standard deviation of the normal initialization of a fresh model.
   double initializer_range = 0.02;
 
+  // --- DeBERTa (HF DebertaV2Config's names and meanings) ---
+  // Disentangled attention: content-to-position / position-to-content terms
+  // over relative position embeddings shared by all layers.
+  bool relative_attention = false;
+  // Maximum relative distance k; < 1 means max_position_embeddings.
+  int64_t max_relative_positions = -1;
+  // > 0: log-bucketed relative positions (DeBERTa-v2/v3) with this many
+  // buckets per direction, which then is k. <= 0: plain clamped distances.
+  int64_t position_buckets = -1;
+  // Which position terms: "c2p" and/or "p2c" (config.json: a list, or a
+  // "p2c|c2p" string). They also set the score scale sqrt(d * (1 + count)).
+  std::vector<std::string> pos_att_type;
+  // Position keys/queries from the content key/query projections (true) or
+  // from separate pos_key_proj / pos_query_proj (false).
+  bool share_att_key = false;
+  // "none" or "layer_norm": LayerNorm the relative embeddings (encoder.LayerNorm).
+  std::string norm_rel_ebd = "none";
+  // Absolute position embeddings added at the input.
+  bool position_biased_input = true;
+  // Width of the token embeddings; < 1 (or absent) means hidden_size. When it
+  // differs, embeddings.embed_proj maps it onto hidden_size.
+  int64_t embedding_size = -1;
+
+  // --- mtbert's own key ---
+  // Enhanced mask decoder (DeBERTa's EMD, as the report uses it downstream):
+  // this many extra passes through the last encoder layer, the first with
+  // query = H + absolute position embeddings and key/value = H, each next one
+  // with the previous output as query. 0: off; the report's EMD is 2.
+  int64_t emd_layers = 0;
+
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  int64_t embedding_width() const { return embedding_size < 1 ? hidden_size : embedding_size; }
+  bool has_c2p() const;
+  bool has_p2c() const;
+  // Disentangled attention module (any DeBERTa score term or its scale) rather
+  // than BERT's self-attention.
+  bool disentangled() const { return relative_attention || !pos_att_type.empty(); }
+  // k: relative distances are clamped to [-k, k) and the relative embedding
+  // table has 2k rows.
+  int64_t relative_span() const;
+  int64_t effective_max_relative_positions() const {
+    return max_relative_positions < 1 ? max_position_embeddings : max_relative_positions;
+  }
+  bool layer_norm_relative_embeddings() const { return norm_rel_ebd == "layer_norm"; }
+  // The absolute position table exists when the input uses it or EMD does.
+  bool has_position_embeddings() const { return position_biased_input || emd_layers > 0; }
 
   // Throws UserError naming `where` (a file, or a config key path) for values
   // no encoder can be built from.
   void validate(const std::string& where) const;
 };
 
-// Reads the keys above from a parsed config.json; absent keys keep their
-// defaults, keys of the wrong type are a UserError naming `where` and the key.
-// Unknown keys are ignored: HF configs carry many that do not concern us.
+// Reads the keys above from a parsed config.json; absent keys keep the
+// defaults of its model_type, keys of the wrong type are a UserError naming
+// `where` and the key. Unknown keys are ignored: HF configs carry many that do
+// not concern us. Keys that change the architecture in ways mtbert does not
+// implement (DeBERTa-v2's conv_kernel_size, a different attention_head_size,
+// BERT's relative position_embedding_type) are refused.
 ModelConfig model_config_from_json(const nlohmann::json& json, const std::string& where);
 ModelConfig read_model_config(const std::filesystem::path& config_json);
 
 // The HF-keyed JSON of a config (what a model folder's config.json holds).
 nlohmann::json model_config_to_json(const ModelConfig& config);
+
+// The keys model_config_from_json reads: overrides of a model folder's config
+// may only use these.
+const std::vector<std::string>& model_config_keys();
 
 }  // namespace mtbert

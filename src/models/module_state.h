@@ -1,7 +1,9 @@
 #pragma once
-// A module's parameters and buffers by name, and strict loading of them: every
-// expected tensor present with the right shape, nothing left over.
+// A module's parameters and buffers by name, and loading of them: strict (every
+// expected tensor present with the right shape, nothing left over), or
+// matching, which reports what is missing and left over instead of failing.
 #include <string>
+#include <vector>
 
 #include <torch/nn/module.h>
 
@@ -17,5 +19,15 @@ NamedTensors module_state(const torch::nn::Module& module);
 // differs from the module's (both shapes given), or tensors the module does
 // not have.
 void load_module_state(torch::nn::Module& module, const NamedTensors& tensors, const std::string& source);
+
+struct StateMatch {
+  std::vector<std::string> missing;     // the module's tensors `tensors` lacks (left as they are)
+  std::vector<std::string> unexpected;  // tensors the module has no place for (not used)
+};
+
+// Copies the tensors the module and `tensors` both name; a shape mismatch is
+// a UserError naming `source`. Callers decide what the rest means.
+StateMatch load_matching_module_state(torch::nn::Module& module, const NamedTensors& tensors,
+                                      const std::string& source);
 
 }  // namespace mtbert

@@ -1,10 +1,15 @@
 #include "models/pretrained_model.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 #include "core/safetensors.h"
 #include "core/user_error.h"
 #include "models/module_state.h"
@@ -13,26 +18,86 @@ namespace mtbert {
 
 namespace fs = std::filesystem;
 
-PretrainedModel load_pretrained(const fs::path& dir) {
+namespace {
+
+struct FolderFiles {
+  fs::path config;
+  fs::path weights;
+};
+
+FolderFiles check_folder(const fs::path& dir) {
   if (!fs::is_directory(dir)) throw UserError(fmt::format("model folder {} does not exist", dir.string()));
-  const fs::path config_path = dir / "config.json";
-  const fs::path weights_path = dir / "model.safetensors";
-  if (!fs::exists(config_path))
+  FolderFiles files{dir / "config.json", dir / "model.safetensors"};
+  if (!fs::exists(files.config))
     throw UserError(fmt::format("{} has no config.json (convert HuggingFace folders with "
                                 "scripts/convert_hf_checkpoint.py)",
                                 dir.string()));
-  if (!fs::exists(weights_path))
+  if (!fs::exists(files.weights))
     throw UserError(fmt::format("{} has no model.safetensors (convert HuggingFace folders with "
                                 "scripts/convert_hf_checkpoint.py)",
                                 dir.string()));
+  return files;
+}
 
+nlohmann::json with_overrides(nlohmann::json config, const nlohmann::json& overrides, const fs::path& config_path) {
+  if (!overrides.is_object())
+    throw UserError(fmt::format("config overrides of {} must be a mapping of config keys, got {}",
+                                config_path.string(), overrides.dump()));
+  const auto& known = model_config_keys();
+  for (const auto& [key, value] : overrides.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw UserError(fmt::format("config override \"{}\" is not a model config key (known: {})", key,
+                                  fmt::join(known, ", ")));
+    config[key] = value;
+  }
+  return config;
+}
+
+}  // namespace
+
+PretrainedModel load_pretrained(const fs::path& dir) {
+  const FolderFiles files = check_folder(dir);
   PretrainedModel result;
   result.dir = dir;
-  result.config = read_model_config(config_path);
-  SafetensorsFile weights = read_safetensors(weights_path);
+  result.config = read_model_config(files.config);
+  SafetensorsFile weights = read_safetensors(files.weights);
   const bool with_pooler = weights.tensors.count("pooler.dense.weight") > 0;
   result.model = BertModel(result.config, BertModelOptions{with_pooler});
-  load_module_state(*result.model, weights.tensors, weights_path.string());
+  load_module_state(*result.model, weights.tensors, files.weights.string());
+  result.model->eval();
+  return result;
+}
+
+PretrainedModel load_pretrained(const fs::path& dir, const nlohmann::json& config_overrides) {
+  const FolderFiles files = check_folder(dir);
+  const nlohmann::json own = read_json_file(files.config);
+  const ModelConfig own_config = model_config_from_json(own, files.config.string());
+  SafetensorsFile weights = read_safetensors(files.weights);
+  const bool with_pooler = weights.tensors.count("pooler.dense.weight") > 0;
+  {
+    // The checkpoint must be whole by its own config before anything is
+    // initialized in its place.
+    BertModel own_model(own_config, BertModelOptions{with_pooler});
+    load_module_state(*own_model, weights.tensors, files.weights.string());
+  }
+
+  const std::string where = fmt::format("{} with overrides {}", files.config.string(), config_overrides.dump());
+  PretrainedModel result;
+  result.dir = dir;
+  result.config = model_config_from_json(with_overrides(own, config_overrides, files.config), where);
+  result.model = BertModel(result.config, BertModelOptions{with_pooler});
+  result.model->initialize_weights();
+  StateMatch match = load_matching_module_state(*result.model, weights.tensors,
+                                                fmt::format("{} (config overrides {})", files.weights.string(),
+                                                            config_overrides.dump()));
+  result.initialized = std::move(match.missing);
+  result.unused = std::move(match.unexpected);
+  if (!result.initialized.empty())
+    spdlog::warn("{}: initialized {} tensor(s) the checkpoint lacks (normal, std {}): {}", dir.string(),
+                 result.initialized.size(), result.config.initializer_range, fmt::join(result.initialized, ", "));
+  if (!result.unused.empty())
+    spdlog::warn("{}: dropped {} checkpoint tensor(s) the overridden config has no place for: {}", dir.string(),
+                 result.unused.size(), fmt::join(result.unused, ", "));
   result.model->eval();
   return result;
 }

@@ -3,6 +3,10 @@
 // (HuggingFace keys), model.safetensors (BertModel's parameter names), and the
 // tokenizer files (vocab.txt or spm.model, tokenizer_config.json).
 #include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "models/bert_model.h"
 #include "models/model_config.h"
@@ -13,12 +17,28 @@ struct PretrainedModel {
   ModelConfig config;
   BertModel model{nullptr};
   std::filesystem::path dir;
+  // Only with config overrides: the model's tensors the checkpoint lacks,
+  // initialized afresh (HuggingFace's scheme, from the global torch seed), and
+  // the checkpoint's tensors the overridden model has no place for.
+  std::vector<std::string> initialized;
+  std::vector<std::string> unused;
 };
 
 // Reads config and weights; the pooler exists when the checkpoint has one.
-// Every problem (missing folder or file, bad config, a weight that does not
-// match the config) is a UserError naming the file.
+// Strict: every tensor the config implies is in the checkpoint and nothing
+// else is. Every problem (missing folder or file, bad config, a weight that
+// does not match the config) is a UserError naming the file.
 PretrainedModel load_pretrained(const std::filesystem::path& dir);
+
+// The same with some config.json keys replaced (a JSON object of
+// ModelConfig's keys), e.g. {"relative_attention": true, "pos_att_type":
+// "c2p|p2c", "position_biased_input": false} to run bert-base-uncased with
+// disentangled attention. The checkpoint is first checked strictly against
+// its own config.json; the tensors the overrides add are then initialized
+// and the ones they remove dropped, both listed in the result and logged
+// (never a silent partial load). A tensor whose shape the overrides change is
+// a UserError, as is an unknown key.
+PretrainedModel load_pretrained(const std::filesystem::path& dir, const nlohmann::json& config_overrides);
 
 // Writes config.json and model.safetensors into `dir` (created if needed),
 // each atomically.

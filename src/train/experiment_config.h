@@ -73,7 +73,6 @@ struct SmartConfig {
   bool bregman = false;
   double bregman_weight = 1.0;  // mu
   double momentum = 0.99;       // beta
-  double radius = 0;            // projection radius of the perturbation; 0: off (see train/smart.h)
 };
 
 struct SiftConfig {

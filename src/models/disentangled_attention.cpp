@@ -1,0 +1,75 @@
+#include "models/disentangled_attention.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "ops/disentangled_scores.h"
+
+namespace mtbert {
+
+DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& c)
+    : heads_(c.num_attention_heads),
+      head_dim_(c.head_dim()),
+      c2p_(c.has_c2p()),
+      p2c_(c.has_p2c()),
+      relative_(c.relative_attention),
+      share_att_key_(c.share_att_key) {
+  // HF counts the terms pos_att_type names, with or without relative_attention.
+  inv_scale_ = 1.0 / std::sqrt(static_cast<double>(head_dim_ * (1 + int(c2p_) + int(p2c_))));
+  query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  if (relative_ && !share_att_key_) {
+    if (c2p_) pos_key_proj = register_module("pos_key_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
+    if (p2c_) pos_query_proj = register_module("pos_query_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  }
+  dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
+  pos_dropout = register_module("pos_dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+}
+
+torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                                     const torch::Tensor& query_states) {
+  const int64_t batch = hidden.size(0), len = hidden.size(1);
+  // [B, N, H] -> [B, heads, N, head_dim]
+  auto split_heads = [&](const torch::Tensor& x) { return x.view({batch, len, heads_, head_dim_}).transpose(1, 2); };
+  auto q_tokens = query(query_states.defined() ? query_states : hidden) * inv_scale_;
+  auto k_tokens = key(hidden);
+  auto q = split_heads(q_tokens);
+  auto k = split_heads(k_tokens);
+  auto v = split_heads(value(hidden));
+  auto content = torch::matmul(q, k.transpose(-1, -2));
+
+  torch::Tensor scores;
+  if (relative_ && (c2p_ || p2c_)) {
+    TORCH_CHECK(ctx.relative_embeddings.defined() && ctx.relative_index.defined(),
+                "disentangled attention needs the relative positions in its EncoderContext "
+                "(BertEncoder::add_relative_positions)");
+    auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
+    const int64_t span = rel.size(0);
+    // The position GEMMs batch over heads with all tokens of the batch as rows,
+    // [heads, B*N, d] x [heads, d, S], so the relative keys/queries are not
+    // copied once per sequence; the result is viewed as [B, heads, N, S]
+    // (the op takes strided operands).
+    auto by_head = [&](const torch::Tensor& x) { return x.view({batch * len, heads_, head_dim_}).transpose(0, 1); };
+    auto rel_by_head = [&](const torch::Tensor& x) { return x.view({span, heads_, head_dim_}).permute({1, 2, 0}); };
+    auto as_scores = [&](const torch::Tensor& x) { return x.view({heads_, batch, len, span}).permute({1, 0, 2, 3}); };
+    c10::optional<torch::Tensor> c2p, p2c;
+    if (c2p_)
+      c2p = as_scores(torch::bmm(by_head(q_tokens), rel_by_head(share_att_key_ ? key(rel) : pos_key_proj(rel))));
+    if (p2c_)
+      p2c = as_scores(torch::bmm(by_head(k_tokens),
+                                 rel_by_head((share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_)));
+    scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_index, 1.0,
+                                      ctx.attention_bias.defined() ? c10::optional<torch::Tensor>(ctx.attention_bias)
+                                                                   : c10::nullopt);
+  } else {
+    scores = ctx.attention_bias.defined() ? content + ctx.attention_bias : content;
+  }
+  auto probs = torch::softmax(scores, -1);
+  if (ctx.attention_probs) ctx.attention_probs->push_back(probs);
+  auto context = torch::matmul(dropout(probs), v);
+  return context.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
+}
+
+}  // namespace mtbert

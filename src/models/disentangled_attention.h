@@ -1,0 +1,52 @@
+#pragma once
+// DeBERTa's disentangled self-attention (HF DebertaV2's DisentangledSelfAttention,
+// microsoft/DeBERTa's semantics):
+//
+//   A[i,j] = ( Qc_i . Kc_j  +  Qc_i . Kr_row(i,j)  +  Kc_j . Qr_row(i,j) ) / sqrt(d * (1 + terms))
+//             content-to-content   c2p               p2c
+//
+// with Qc, Kc the content projections, Kr, Qr the relative embeddings (shared
+// by all layers, EncoderContext::relative_embeddings) projected by the content
+// key/query projections (share_att_key) or by pos_key_proj / pos_query_proj,
+// and row(i, j) from relative_position.h. The published code indexes both
+// position terms by the row of i - j (the paper's text writes delta(j, i) for
+// p2c; checkpoints follow the code, and so does this module).
+//
+// Parameter names: BERT's query/key/value (HF DeBERTa's query_proj/key_proj/
+// value_proj are renamed by the converter), so that a BERT checkpoint loads
+// into this module with only the position projections new.
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+
+#include "models/encoder_context.h"
+#include "models/model_config.h"
+
+namespace mtbert {
+
+class DisentangledSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit DisentangledSelfAttentionImpl(const ModelConfig& config);
+  // hidden [B, N, H] gives keys and values; query_states [B, N, H] the queries
+  // (undefined: hidden; EMD sets it). Returns the context [B, N, H].
+  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                        const torch::Tensor& query_states = {});
+
+  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  // Only without share_att_key, and only for the terms pos_att_type names.
+  torch::nn::Linear pos_key_proj{nullptr}, pos_query_proj{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+  // On the relative embeddings, per layer (HF's pos_dropout, hidden_dropout_prob).
+  torch::nn::Dropout pos_dropout{nullptr};
+
+ private:
+  int64_t heads_;
+  int64_t head_dim_;
+  bool c2p_, p2c_, relative_, share_att_key_;
+  // 1 / sqrt(d * (1 + terms)). Queries are scaled before the products, as
+  // microsoft/DeBERTa does, so half-precision GEMMs do not overflow.
+  double inv_scale_;
+};
+TORCH_MODULE(DisentangledSelfAttention);
+
+}  // namespace mtbert

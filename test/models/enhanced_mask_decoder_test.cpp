@@ -1,0 +1,68 @@
+// EMD (enhanced_mask_decoder.h): passes through the last encoder layer with
+// queries H + absolute positions, then the previous output; keys/values H.
+// Its numbers against the float64 reference are checked by the deberta-emd
+// fixture in disentangled_attention_test.cpp.
+#include <torch/torch.h>
+
+#include "models/bert_model.h"
+#include "test_support.h"
+
+using namespace mtbert;
+
+namespace {
+
+ModelConfig small_deberta() {
+  ModelConfig c;
+  c.model_type = "deberta-v2";
+  c.vocab_size = 50;
+  c.hidden_size = 16;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 24;
+  c.max_position_embeddings = 32;
+  c.type_vocab_size = 0;
+  c.layer_norm_eps = 1e-7;
+  c.relative_attention = true;
+  c.position_buckets = 8;
+  c.max_relative_positions = 20;
+  c.pos_att_type = {"p2c", "c2p"};
+  c.share_att_key = true;
+  c.norm_rel_ebd = "layer_norm";
+  c.position_biased_input = false;
+  c.hidden_dropout_prob = 0;
+  c.attention_probs_dropout_prob = 0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("EMD reruns the last layer: queries H + positions, then the previous output", "[models][deberta]") {
+  torch::manual_seed(9);
+  ModelConfig c = small_deberta();
+  c.emd_layers = 2;
+  BertModel emd(c, BertModelOptions{false});
+  emd->initialize_weights();
+  emd->eval();
+  // The same weights without EMD give H.
+  ModelConfig plain_config = c;
+  plain_config.emd_layers = 0;
+  plain_config.position_biased_input = false;
+  BertModel plain(plain_config, BertModelOptions{false});
+  torch::NoGradGuard no_grad;
+  for (auto& [name, t] : plain->named_parameters().pairs()) t.copy_(emd->named_parameters()[name]);
+  plain->eval();
+
+  auto ids = torch::randint(1, 50, {2, 9}, torch::kLong);
+  auto mask = torch::ones({2, 9}, torch::kLong);
+  auto hidden = plain(ids, mask).last_hidden_state;
+  EncoderContext ctx;
+  ctx.attention_bias = attention_bias_from_mask(mask, torch::kFloat);
+  plain->encoder->add_relative_positions(ctx, 9, torch::kCPU);
+  auto& last = *plain->encoder->layer[1]->as<BertLayer>();
+  auto positions = emd->embeddings->position_embeddings->weight.narrow(0, 0, 9).unsqueeze(0);
+  auto first = last.forward(hidden, ctx, hidden + positions);
+  auto second = last.forward(hidden, ctx, first);
+  CHECK((emd(ids, mask).last_hidden_state - second).abs().max().item<double>() < 1e-6);
+  // Attentions: the encoder layers, then one per EMD pass.
+  CHECK(emd->forward(ids, mask, torch::Tensor(), true).attentions.size() == 4);
+}

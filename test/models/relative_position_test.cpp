@@ -1,0 +1,92 @@
+// DeBERTa's relative positions: the log buckets against values worked out by
+// hand from the published formula, and the per-length tables the model uses.
+#include <torch/torch.h>
+
+#include "models/relative_position.h"
+#include "test_support.h"
+
+using namespace mtbert;
+
+TEST_CASE("log buckets match values computed by hand", "[models][relpos]") {
+  // DeBERTa-v3: 256 buckets, max_relative_positions 512: mid = 128 and
+  // log((512 - 1) / 128) = 1.3843619. E.g. d = 200: ln(200 / 128) = 0.4462871,
+  // 0.4462871 / 1.3843619 * 127 = 40.94 -> ceil 41 -> 128 + 41 = 169.
+  //   d = 129: ln(1.0078125) / 1.3843619 * 127 = 0.714 -> 1 -> 129
+  //   d = 300: ln(2.34375) / 1.3843619 * 127 = 78.14 -> 79 -> 207
+  //   d = 511: exactly 127 -> 255;   d = 1000: 188.59 -> 189 -> 317
+  const std::vector<std::pair<int64_t, int64_t>> v3 = {{0, 0},       {5, 5},       {-5, -5},     {127, 127},
+                                                        {128, 128},   {-128, -128}, {129, 129},   {200, 169},
+                                                        {-200, -169}, {300, 207},   {511, 255},   {-511, -255},
+                                                        {1000, 317}};
+  // A tiny one: 8 buckets, max 20: mid 4, log(19 / 4) = 1.5581446; d = 5:
+  // ln(1.25) / 1.5581446 * 3 = 0.43 -> 1 -> 5; d = 9: ln(2.25) * 3 / 1.558 = 1.56 -> 2 -> 6;
+  // d = 11: ln(2.75) * 3 / 1.558 = 1.95 -> 2 -> 6; d = 19: 3 -> 7.
+  const std::vector<std::pair<int64_t, int64_t>> tiny = {{3, 3}, {4, 4}, {5, 5}, {9, 6}, {-11, -6}, {19, 7}};
+  for (const auto& [cases, buckets, max_position] :
+       {std::make_tuple(v3, int64_t{256}, int64_t{512}), std::make_tuple(tiny, int64_t{8}, int64_t{20})}) {
+    std::vector<int64_t> distances, expected;
+    for (const auto& [d, bucket] : cases) {
+      distances.push_back(d);
+      expected.push_back(bucket);
+    }
+    auto got = log_bucket_position(torch::tensor(distances, torch::kLong), buckets, max_position);
+    CHECK(got.scalar_type() == torch::kLong);
+    for (size_t k = 0; k < distances.size(); ++k) {
+      INFO("distance " << distances[k] << " buckets " << buckets);
+      CHECK(got[k].item<int64_t>() == expected[k]);
+    }
+  }
+}
+
+TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k)", "[models][relpos]") {
+  ModelConfig c;
+  c.model_type = "deberta-v2";
+  c.relative_attention = true;
+  c.pos_att_type = {"c2p", "p2c"};
+  c.max_position_embeddings = 64;
+
+  SECTION("N < k: no clamping, 2N - 1 rows from k - (N - 1)") {
+    c.max_relative_positions = 10;
+    RelativePositionCache cache(c);
+    auto p = cache.get(4, torch::kCPU);
+    CHECK(p.first == 10 - 3);
+    CHECK(p.span == 7);
+    // Distances -3..3 -> rows 7..13 -> shifted 0..6.
+    CHECK(torch::equal(p.index, torch::arange(7, torch::kLong)));
+  }
+  SECTION("N > k: distances beyond k share the end rows") {
+    c.max_relative_positions = 3;
+    RelativePositionCache cache(c);
+    auto p = cache.get(6, torch::kCPU);
+    CHECK(p.first == 0);
+    CHECK(p.span == 6);
+    // Distances -5..5 -> clamp(d + 3, 0, 5).
+    CHECK(torch::equal(p.index, torch::tensor({0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5}, torch::kLong)));
+  }
+  SECTION("log buckets") {
+    c.position_buckets = 8;
+    c.max_relative_positions = 20;
+    RelativePositionCache cache(c);
+    auto p = cache.get(12, torch::kCPU);
+    // Distances -11..11 bucket to -6..6 (see the hand values above), rows 8 + b.
+    CHECK(p.first == 2);
+    CHECK(p.span == 13);
+    CHECK(p.index[0].item<int64_t>() == 0);                    // d = -11 -> -6
+    CHECK(p.index[11].item<int64_t>() == 6);                   // d = 0
+    CHECK(p.index[11 + 5].item<int64_t>() == 6 + 5);           // d = 5 -> 5
+    CHECK(p.index[11 + 9].item<int64_t>() == 6 + 6);           // d = 9 -> 6
+  }
+  SECTION("an empty sequence") {
+    RelativePositionCache cache(c);
+    auto p = cache.get(0, torch::kCPU);
+    CHECK(p.index.numel() == 0);
+    CHECK(p.span == 0);
+  }
+  SECTION("built once per length and device") {
+    c.max_relative_positions = 8;
+    RelativePositionCache cache(c);
+    auto a = cache.get(5, torch::kCPU), b = cache.get(5, torch::kCPU), other = cache.get(6, torch::kCPU);
+    CHECK(a.index.data_ptr() == b.index.data_ptr());
+    CHECK(other.index.size(0) == 11);
+  }
+}

@@ -1,0 +1,239 @@
+// mtbert::disentangled_scores against a plain torch::gather implementation
+// (the public implementations' approach: gather each [B,H,N,N] term from the
+// [B,H,N,S] GEMM results, then add), forward and backward, on random shapes
+// and every dtype; gradcheck in double; CUDA against CPU where a GPU exists.
+#include <limits>
+#include <torch/torch.h>
+
+#include "gradcheck.h"
+#include "ops/disentangled_scores.h"
+#include "test_support.h"
+
+using namespace mtbert;
+
+namespace {
+
+using torch::indexing::Slice;
+
+// [2N - 1] DeBERTa rows of distances -(N-1)..N-1: clamp(d + k, 0, 2k - 1),
+// shifted to the first row used, as models/relative_position.h builds them.
+torch::Tensor deberta_index(int64_t n, int64_t k) {
+  auto rows = torch::clamp(torch::arange(-(n - 1), n, torch::kLong) + k, 0, 2 * k - 1);
+  return rows - rows.min();
+}
+
+int64_t span_of(const torch::Tensor& index) { return index.max().item<int64_t>() + 1; }
+
+// The [N, N] matrix of rows: entry (i, j) = index[i - j + N - 1].
+torch::Tensor row_matrix(const torch::Tensor& index, int64_t n) {
+  auto i = torch::arange(n, torch::kLong).unsqueeze(1), j = torch::arange(n, torch::kLong).unsqueeze(0);
+  return index.index({i - j + n - 1});
+}
+
+torch::Tensor gather_reference(const torch::Tensor& content, const c10::optional<torch::Tensor>& c2p,
+                               const c10::optional<torch::Tensor>& p2c, const torch::Tensor& index, double scale,
+                               const c10::optional<torch::Tensor>& bias) {
+  const int64_t B = content.size(0), H = content.size(1), N = content.size(2);
+  auto rows = row_matrix(index, N).expand({B, H, N, N});
+  auto out = content;
+  if (c2p) out = out + scale * torch::gather(*c2p, -1, rows);
+  // p2c[b,h,j,row(i,j)] at (i, j): gather along the key's row, then transpose.
+  if (p2c) out = out + scale * torch::gather(*p2c, -1, rows.transpose(-1, -2)).transpose(-1, -2);
+  if (bias) out = out + *bias;
+  return out;
+}
+
+struct Case {
+  int64_t batch, heads, length, k;
+  bool c2p = true, p2c = true, bias = true, random_index = false;
+};
+
+struct Inputs {
+  torch::Tensor content, c2p, p2c, index, bias;
+};
+
+Inputs make_inputs(const Case& c, torch::ScalarType dtype, uint64_t seed) {
+  torch::manual_seed(seed);
+  Inputs in;
+  in.index = c.random_index ? torch::randint(0, 2 * c.k, {2 * c.length - 1}, torch::kLong)
+                            : deberta_index(c.length, c.k);
+  const int64_t span = c.random_index ? 2 * c.k : span_of(in.index);
+  auto opts = torch::TensorOptions().dtype(dtype);
+  in.content = torch::randn({c.batch, c.heads, c.length, c.length}, opts);
+  in.c2p = torch::randn({c.batch, c.heads, c.length, span}, opts);
+  in.p2c = torch::randn({c.batch, c.heads, c.length, span}, opts);
+  if (c.bias) {
+    // Padding: the last keys of some rows masked with the dtype's lowest value.
+    auto mask = torch::ones({c.batch, c.length}, torch::kLong);
+    for (int64_t b = 1; b < c.batch; ++b) mask.index_put_({b, Slice(c.length - b, c.length)}, 0);
+    const double lowest = dtype == torch::kHalf       ? -65504.0
+                          : dtype == torch::kBFloat16 ? static_cast<double>(std::numeric_limits<c10::BFloat16>::lowest())
+                                                      : static_cast<double>(std::numeric_limits<float>::lowest());
+    in.bias = ((1 - mask.to(torch::kDouble)) * lowest).view({c.batch, 1, 1, c.length}).to(dtype);
+  }
+  return in;
+}
+
+c10::optional<torch::Tensor> opt(bool on, const torch::Tensor& t) {
+  return on ? c10::optional<torch::Tensor>(t) : c10::nullopt;
+}
+
+const std::vector<Case> kCases = {
+    {1, 1, 5, 8},                            // N < k: no clamping
+    {2, 3, 17, 4},                           // N > k: rows clamp at both ends
+    {3, 2, 9, 3, true, true, true, true},    // arbitrary (non-monotone) index table
+    {2, 4, 12, 6, true, false, true},        // c2p only
+    {2, 2, 12, 6, false, true, false},       // p2c only, no bias
+    {1, 2, 1, 2},                            // a single token
+};
+
+// |a - b| <= atol + rtol * |b|, elementwise, ignoring entries where both are
+// the same infinity.
+double excess(const torch::Tensor& a, const torch::Tensor& b, double atol, double rtol) {
+  auto x = a.to(torch::kDouble), y = b.to(torch::kDouble);
+  return ((x - y).abs() - (atol + rtol * y.abs())).max().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("disentangled_scores equals the gather formulation, forward and backward", "[ops][relpos]") {
+  struct Tolerance {
+    torch::ScalarType dtype;
+    double atol, rtol;
+  };
+  // Reduced precision: one rounding of an fp32 sum (half: 2^-11, bf16: 2^-8 relative).
+  const std::vector<Tolerance> dtypes = {{torch::kDouble, 1e-12, 1e-12},
+                                         {torch::kFloat, 1e-5, 1e-6},
+                                         {torch::kHalf, 1e-3, 1e-3},
+                                         {torch::kBFloat16, 1e-2, 8e-3}};
+  for (const auto& tol : dtypes) {
+    for (size_t n = 0; n < kCases.size(); ++n) {
+      const Case& c = kCases[n];
+      DYNAMIC_SECTION(c10::toString(tol.dtype) << " case " << n) {
+        Inputs in = make_inputs(c, tol.dtype, 100 + n);
+        std::vector<torch::Tensor> leaves = {in.content, in.c2p, in.p2c};
+        for (auto& t : leaves) t.requires_grad_(true);
+        auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]), in.index, 0.7,
+                                            opt(c.bias, in.bias));
+        // The reference in double from the same (rounded) inputs.
+        std::vector<torch::Tensor> ref_leaves;
+        for (auto& t : leaves) ref_leaves.push_back(t.detach().to(torch::kDouble).requires_grad_(true));
+        auto ref = gather_reference(ref_leaves[0], opt(c.c2p, ref_leaves[1]), opt(c.p2c, ref_leaves[2]), in.index,
+                                    0.7, opt(c.bias, in.bias.defined() ? in.bias.to(torch::kDouble) : in.bias));
+        REQUIRE(out.scalar_type() == tol.dtype);
+        REQUIRE(out.sizes() == ref.sizes());
+        // The op saturates at the dtype's extremes (its gradient passes straight through).
+        const auto ref_values = tol.dtype == torch::kHalf ? ref.detach().clamp(-65504, 65504) : ref.detach();
+        CHECK(excess(out, ref_values, tol.atol, tol.rtol) <= 0);
+
+        auto grad = torch::randn_like(ref);
+        out.backward(grad.to(tol.dtype));
+        ref.backward(grad.to(tol.dtype).to(torch::kDouble));
+        CHECK(excess(leaves[0].grad(), ref_leaves[0].grad(), tol.atol, tol.rtol) <= 0);
+        for (int t = 1; t <= 2; ++t) {
+          const bool used = t == 1 ? c.c2p : c.p2c;
+          if (!used) {
+            CHECK(!leaves[t].grad().defined());
+            continue;
+          }
+          // The gradient sums up to 2N terms; allow for that many roundings of the inputs' scale.
+          CHECK(excess(leaves[t].grad(), ref_leaves[t].grad(), tol.atol * 2 * c.length, tol.rtol) <= 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("disentangled_scores passes gradcheck in double", "[ops][relpos][gradcheck]") {
+  for (const Case& c : {Case{2, 2, 5, 2}, Case{1, 3, 4, 6}, Case{2, 1, 6, 3, true, true, true, true}}) {
+    Inputs in = make_inputs(c, torch::kDouble, 7);
+    // A bias with gradient too (the op sums it back to its broadcast shape).
+    auto bias = torch::randn({c.batch, 1, c.length, c.length}, torch::kDouble);
+    auto f = [&](const std::vector<torch::Tensor>& x) {
+      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4]);
+    };
+    auto result = test::gradcheck(f, {in.content, in.c2p, in.p2c, in.index, bias}, {true, true, true, false, true});
+    INFO(result.worst);
+    std::cout << "gradcheck B=" << c.batch << " H=" << c.heads << " N=" << c.length << ": " << result.entries
+              << " Jacobian entries, max |analytic - numeric| " << result.max_abs_error << " (largest entry "
+              << result.max_abs_entry << ")\n";
+    CHECK(result.ok);
+    CHECK(result.entries > 0);
+  }
+}
+
+TEST_CASE("disentangled_scores backward is deterministic on CPU", "[ops][relpos]") {
+  Case c{4, 3, 40, 8};
+  Inputs in = make_inputs(c, torch::kFloat, 3);
+  auto grad = torch::randn({c.batch, c.heads, c.length, c.length});
+  std::vector<torch::Tensor> first;
+  for (int run = 0; run < 3; ++run) {
+    auto c2p = in.c2p.clone().requires_grad_(true), p2c = in.p2c.clone().requires_grad_(true);
+    ops::disentangled_scores(in.content, c2p, p2c, in.index, 1.0, in.bias).backward(grad);
+    if (run == 0) {
+      first = {c2p.grad(), p2c.grad()};
+    } else {
+      CHECK(torch::equal(first[0], c2p.grad()));
+      CHECK(torch::equal(first[1], p2c.grad()));
+    }
+  }
+}
+
+TEST_CASE("disentangled_scores saturates in half precision instead of overflowing", "[ops][relpos]") {
+  for (auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    const double lowest = dtype == torch::kHalf ? -65504.0 : -3.3895313892515355e38;
+    auto content = torch::full({1, 1, 3, 3}, lowest, torch::TensorOptions().dtype(dtype));
+    // Far enough beyond the extreme to round to infinity in the dtype.
+    auto c2p = torch::full({1, 1, 3, 5}, dtype == torch::kHalf ? -1000.0 : -1e37, torch::TensorOptions().dtype(dtype));
+    auto index = deberta_index(3, 4);
+    // The plain dtype arithmetic overflows to -inf ...
+    auto naive = content + c2p.index({Slice(), Slice(), Slice(), Slice(0, 3)});
+    CHECK(std::isinf(naive.min().item<float>()));
+    // ... the op stays at the finite extreme, so softmax of a masked row is no NaN.
+    auto out = ops::disentangled_scores(content, c2p, c10::nullopt, index, 1.0);
+    CHECK(std::isfinite(out.min().item<float>()));
+    CHECK(out.min().item<double>() == lowest);
+    CHECK(!torch::softmax(out.to(torch::kFloat), -1).isnan().any().item<bool>());
+  }
+}
+
+TEST_CASE("disentangled_scores accepts strided operands and rejects bad ones", "[ops][relpos]") {
+  Inputs in = make_inputs({2, 3, 6, 4}, torch::kFloat, 5);
+  // A transposed view holding the same values as c2p.
+  auto strided = in.c2p.transpose(-1, -2).contiguous().transpose(-1, -2);
+  REQUIRE(!strided.is_contiguous());
+  CHECK(torch::allclose(ops::disentangled_scores(in.content, strided, in.p2c, in.index, 0.5, in.bias),
+                        ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 0.5, in.bias)));
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index.narrow(0, 0, 5), 1.0),
+                  c10::Error);
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p.to(torch::kDouble), in.p2c, in.index, 1.0), c10::Error);
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index + 100, 1.0), c10::Error);
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c.narrow(3, 0, 2), in.index, 1.0), c10::Error);
+}
+
+TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device (the CUDA kernel is compile-checked by ops.cuda_kernels_compile)");
+  for (auto dtype : {torch::kFloat, torch::kHalf, torch::kBFloat16, torch::kDouble}) {
+    for (size_t n = 0; n < kCases.size(); ++n) {
+      const Case& c = kCases[n];
+      Inputs in = make_inputs(c, dtype, 300 + n);
+      auto grad = torch::randn({c.batch, c.heads, c.length, c.length}).to(dtype);
+      auto run = [&](torch::Device device) {
+        std::vector<torch::Tensor> leaves = {in.content.to(device), in.c2p.to(device), in.p2c.to(device)};
+        for (auto& t : leaves) t.requires_grad_(true);
+        auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]),
+                                            in.index.to(device), 0.7,
+                                            opt(c.bias, in.bias.defined() ? in.bias.to(device) : in.bias));
+        out.backward(grad.to(device));
+        std::vector<torch::Tensor> result = {out.cpu()};
+        for (int t = 1; t <= 2; ++t)
+          if (leaves[t].grad().defined()) result.push_back(leaves[t].grad().cpu());
+        return result;
+      };
+      auto cpu = run(torch::kCPU), cuda = run(torch::kCUDA);
+      REQUIRE(cpu.size() == cuda.size());
+      const double tol = dtype == torch::kDouble ? 1e-12 : dtype == torch::kFloat ? 1e-5 : 2e-2;
+      for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], tol * 2 * c.length, tol) <= 0);
+    }
+  }
+}
