@@ -1,1 +1,1 @@
-"""Python helpers shared by mtbert's scripts: checkpoint conversion and test fixtures."""
+"""Python helpers shared by mtbert's scripts: checkpoint conversion, test fixtures and run figures."""
