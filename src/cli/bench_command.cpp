@@ -1,0 +1,395 @@
+// mtbert bench: throughput of the encoder, of a multi-task training step and
+// of the tokenizer, one JSON line per case on stdout. bench/peer/peer_bench.py
+// prints the same lines for eager PyTorch, and bench/compare.py runs both and
+// prints the ratios (figures and commands in BENCHMARKS.md).
+//
+//   encoder_forward  BertModel inference (eval, no autograd) on random ids [B, N], full mask
+//   train_step       one training step as the trainer takes it with the "mixed"
+//                    sampler: a batch of each of sst (5 classes), para (binary)
+//                    and sts (regression), both pairs encoded jointly ("cross");
+//                    each task's loss goes backward in turn, then global-norm
+//                    clipping (1.0), the LR of each group, AdamW (make_optimizer's
+//                    groups) and zero_grad. Examples/s counts 3 * B per step.
+//   tokenizer        WordPiece ids with [CLS]/[SEP] of every SST train sentence
+//                    (bert-base-uncased's vocabulary), one thread
+//
+// Each case runs --warmup untimed repetitions, then --steps timed one by one
+// (synchronizing CUDA around each); the lines carry the median and the minimum.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+
+#include "cli/commands.h"
+#include "core/runtime.h"
+#include "core/user_error.h"
+#include "models/bert_model.h"
+#include "models/multitask_model.h"
+#include "tasks/batching.h"
+#include "tasks/sequence_encoder.h"
+#include "tasks/task_data.h"
+#include "tasks/task_spec.h"
+#include "tasks/wordpiece_tokenizer.h"
+#include "train/experiment.h"
+#include "train/gradient_clipping.h"
+#include "train/model_inputs.h"
+#include "train/optimizer.h"
+
+namespace mtbert::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string> kCases = {"encoder_forward", "train_step", "tokenizer"};
+
+struct Shape {
+  std::string name;  // "small", "base" or "custom"
+  int64_t layers, hidden, heads, intermediate;
+};
+
+const Shape kSmall{"small", 4, 256, 4, 1024};
+const Shape kBase{"base", 12, 768, 12, 3072};
+
+struct BenchArgs {
+  std::vector<std::string> cases;
+  std::string preset = "all";
+  int64_t layers = 0, hidden = 0, heads = 0, intermediate = 0;  // 0: the preset's
+  std::vector<int64_t> lengths;
+  int64_t batch = 16;
+  int steps = 5;
+  int warmup = 1;
+  int threads = 0;
+  std::string device = "cpu";
+  double weight_decay = 0.01;
+  double lr = 1e-5;
+  int64_t vocab_size = 30522;
+  std::string data;
+};
+
+struct Context {
+  const BenchArgs& args;
+  torch::Device device;
+  json common;  // the fields every line carries
+};
+
+// The models to run: the preset(s), or one "custom" shape when any dimension
+// is given (the first preset fills the others).
+std::vector<Shape> shapes(const BenchArgs& a) {
+  std::vector<Shape> presets;
+  if (a.preset == "small" || a.preset == "all") presets.push_back(kSmall);
+  if (a.preset == "base" || a.preset == "all") presets.push_back(kBase);
+  if (a.layers == 0 && a.hidden == 0 && a.heads == 0 && a.intermediate == 0) return presets;
+  Shape s = presets.front();
+  s.name = "custom";
+  if (a.layers > 0) s.layers = a.layers;
+  if (a.hidden > 0) s.hidden = a.hidden;
+  if (a.heads > 0) s.heads = a.heads;
+  if (a.intermediate > 0) s.intermediate = a.intermediate;
+  return {s};
+}
+
+ModelConfig model_config(const Shape& s, const BenchArgs& a) {
+  ModelConfig c;
+  c.vocab_size = a.vocab_size;
+  c.num_hidden_layers = s.layers;
+  c.hidden_size = s.hidden;
+  c.num_attention_heads = s.heads;
+  c.intermediate_size = s.intermediate;
+  return c;
+}
+
+void sync(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// Milliseconds of each timed repetition: wall clock, and CPU time of the
+// process (all threads), which a busy machine disturbs less.
+struct Times {
+  std::vector<double> wall, cpu;
+};
+
+Times time_repeated(const Context& ctx, const std::function<void()>& run) {
+  Times times;
+  for (int i = 0; i < ctx.args.warmup + ctx.args.steps; ++i) {
+    sync(ctx.device);
+    const double cpu_start = process_cpu_ms();
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    sync(ctx.device);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (i < ctx.args.warmup) continue;
+    times.wall.push_back(ms);
+    times.cpu.push_back(process_cpu_ms() - cpu_start);
+  }
+  return times;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double rounded(double x, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(x * scale) / scale;
+}
+
+json timing_fields(const Context& ctx, const Times& times, double examples, double tokens) {
+  const double m = median(times.wall);
+  return {{"steps", ctx.args.steps},
+          {"warmup", ctx.args.warmup},
+          {"median_ms", rounded(m, 3)},
+          {"min_ms", rounded(*std::min_element(times.wall.begin(), times.wall.end()), 3)},
+          {"median_cpu_ms", rounded(median(times.cpu), 3)},
+          {"examples_per_s", rounded(examples / (m / 1e3), 2)},
+          {"tokens_per_s", rounded(tokens / (m / 1e3), 1)}};
+}
+
+json shape_fields(const Shape& s, const BenchArgs& a, int64_t length) {
+  return {{"model", s.name},         {"layers", s.layers}, {"hidden", s.hidden},
+          {"heads", s.heads},        {"intermediate", s.intermediate}, {"vocab", a.vocab_size},
+          {"batch", a.batch},        {"length", length}};
+}
+
+// Random ids (no special or padding ids: those are below 1000 in BERT's
+// vocabulary), full mask; token types 0 then 1 for a joint pair. On the CPU,
+// as the trainer's batches are.
+TokenBatch random_tokens(const BenchArgs& a, int64_t length, bool pair) {
+  TokenBatch t;
+  t.input_ids = torch::randint(std::min<int64_t>(1000, a.vocab_size - 1), a.vocab_size, {a.batch, length}, torch::kLong);
+  t.attention_mask = torch::ones({a.batch, length}, torch::kLong);
+  t.token_type_ids = torch::zeros({a.batch, length}, torch::kLong);
+  if (pair) t.token_type_ids.narrow(1, length / 2, length - length / 2).fill_(1);
+  return t;
+}
+
+json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t length) {
+  const BenchArgs& a = ctx.args;
+  BertModel model(model_config(shape, a));
+  model->initialize_weights();
+  model->to(ctx.device);
+  model->eval();
+  const TokenBatch t = random_tokens(a, length, /*pair=*/false).to(ctx.device);
+  const auto times = time_repeated(ctx, [&] {
+    torch::NoGradGuard no_grad;
+    model(t.input_ids, t.attention_mask, t.token_type_ids);
+  });
+  json line = {{"case", "encoder_forward"}};
+  line.update(shape_fields(shape, a, length));
+  line.update(timing_fields(ctx, times, a.batch, a.batch * length));
+  return line;
+}
+
+// The base experiment's heads (experiments/base.yaml): CLS pooling, dropout 0.3.
+std::vector<HeadSpec> task_heads() {
+  auto head = [](std::string task, HeadTarget target, int64_t classes, PairMode pair) {
+    HeadSpec s;
+    s.task = std::move(task);
+    s.target = target;
+    s.num_classes = classes;
+    s.pair_mode = pair;
+    s.dropout = 0.3;
+    return s;
+  };
+  return {head("sst", HeadTarget::classes, 5, PairMode::none), head("para", HeadTarget::binary, 0, PairMode::cross),
+          head("sts", HeadTarget::regression, 0, PairMode::cross)};
+}
+
+TaskBatch random_task_batch(const BenchArgs& a, const HeadSpec& head, int64_t length) {
+  TaskBatch batch;
+  batch.task = head.task;
+  batch.segments.push_back(random_tokens(a, length, head.pair_mode == PairMode::cross));
+  switch (head.target) {
+    case HeadTarget::classes: batch.labels = torch::randint(0, head.num_classes, {a.batch}).to(torch::kFloat); break;
+    case HeadTarget::binary: batch.labels = torch::randint(0, 2, {a.batch}).to(torch::kFloat); break;
+    case HeadTarget::regression: batch.labels = torch::rand({a.batch}) * 5; break;
+  }
+  for (int64_t i = 0; i < a.batch; ++i) batch.indices.push_back(i);
+  return batch;
+}
+
+json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
+  const BenchArgs& a = ctx.args;
+  const auto heads = task_heads();
+  BertModel encoder(model_config(shape, a));
+  encoder->initialize_weights();
+  MultitaskModel model(encoder, heads);
+  model->to(ctx.device);
+  model->train();
+
+  TrainSection train;
+  train.lr = a.lr;
+  train.weight_decay = a.weight_decay;
+  train.grad_clip = 1.0;
+  auto optimizer = make_optimizer(model, train);
+  std::vector<double> base_lrs;
+  for (auto& group : optimizer->param_groups()) base_lrs.push_back(group.options().get_lr());
+  std::vector<torch::Tensor> trainable;
+  for (const auto& p : model->parameters())
+    if (p.requires_grad()) trainable.push_back(p);
+
+  std::vector<TaskBatch> batches;
+  for (const auto& head : heads) batches.push_back(random_task_batch(a, head, length));
+  // The trainer keeps the losses on the device between evaluations.
+  std::map<std::string, torch::Tensor> loss_sums;
+
+  // Trainer::train's inner loop and Trainer::optimizer_step, without the
+  // sampler's bookkeeping (a constant LR factor of 1).
+  const auto times = time_repeated(ctx, [&] {
+    for (const auto& batch : batches) {
+      const auto inputs = model_inputs(batch, ctx.device);
+      const auto labels = batch.labels.to(ctx.device, /*non_blocking=*/true);
+      auto loss = model->head(batch.task)->loss(model(batch.task, inputs), labels);
+      (loss * 1.0).backward();
+      auto& sum = loss_sums[batch.task];
+      sum = sum.defined() ? sum + loss.detach().to(torch::kDouble) : loss.detach().to(torch::kDouble);
+    }
+    clip_gradients(trainable, train.grad_clip);
+    auto& groups = optimizer->param_groups();
+    for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs[i]);
+    optimizer->step();
+    optimizer->zero_grad();
+  });
+  const int64_t examples = static_cast<int64_t>(batches.size()) * a.batch;
+  json line = {{"case", "train_step"}};
+  line.update(shape_fields(shape, a, length));
+  line.update({{"tasks", batches.size()}, {"examples_per_step", examples}});
+  line.update(timing_fields(ctx, times, static_cast<double>(examples), static_cast<double>(examples * length)));
+  return line;
+}
+
+json bench_tokenizer(const Context& ctx) {
+  const BenchArgs& a = ctx.args;
+  const fs::path data = fs::path(a.data) / "ids-sst-train.csv";
+  const fs::path vocab = fs::path(a.data) / "bert-base-uncased" / "vocab.txt";
+  if (!fs::exists(data) || !fs::exists(vocab))
+    return {{"case", "tokenizer"}, {"skipped", fmt::format("needs {} and {}", data.string(), vocab.string())}};
+  const TaskSplit split = read_task_split(builtin_task("sst"), data, ReadOptions{});
+  const auto tokenizer = WordPieceTokenizer::from_vocab_file(vocab, /*lower_case=*/true);
+  int64_t tokens = 0;
+  const auto times = time_repeated(ctx, [&] {
+    tokens = 0;
+    for (const auto& example : split.examples)
+      tokens += static_cast<int64_t>(encode_single(*tokenizer, example.text_a, 0).ids.size());
+  });
+  const double m = median(times.wall);
+  const double sentences = static_cast<double>(split.examples.size());
+  return {{"case", "tokenizer"},
+          {"data", data.filename().string()},
+          {"sentences", split.examples.size()},
+          {"tokens", tokens},
+          {"steps", a.steps},
+          {"warmup", a.warmup},
+          {"median_ms", rounded(m, 3)},
+          {"min_ms", rounded(*std::min_element(times.wall.begin(), times.wall.end()), 3)},
+          {"sentences_per_s", rounded(sentences / (m / 1e3), 1)},
+          {"tokens_per_s", rounded(static_cast<double>(tokens) / (m / 1e3), 1)}};
+}
+
+void check_args(const BenchArgs& a) {
+  for (const auto& s : shapes(a)) {
+    if (s.hidden % s.heads != 0)
+      throw UserError(fmt::format("--hidden {} is not a multiple of --heads {}", s.hidden, s.heads));
+  }
+  const ModelConfig defaults;
+  for (const int64_t n : a.lengths) {
+    if (n > defaults.max_position_embeddings)
+      throw UserError(fmt::format("--length {} exceeds the {} positions of a BERT encoder", n,
+                                  defaults.max_position_embeddings));
+  }
+}
+
+void run_bench(BenchArgs& a) {
+  if (a.cases.empty()) a.cases = kCases;
+  if (a.lengths.empty()) a.lengths = {64, 128};
+  if (a.data.empty()) {
+    const char* env = std::getenv("MTBERT_DATA");
+    a.data = env && *env ? env : "../shared/data";
+  }
+  check_args(a);
+  const int threads = set_thread_count(a.threads);
+  torch::manual_seed(0);
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  Context ctx{a, resolve_device(a.device),
+              {{"impl", "mtbert"},
+               {"threads", threads},
+               {"torch_version", torch_version_string()},
+               {"omp_wait_policy", policy ? policy : ""}}};
+  ctx.common["device"] = ctx.device.str();
+
+  for (const auto& name : a.cases) {
+    std::vector<json> lines;
+    if (name == "tokenizer") {
+      lines.push_back(bench_tokenizer(ctx));
+    } else {
+      for (const auto& shape : shapes(a))
+        for (const int64_t length : a.lengths)
+          lines.push_back(name == "train_step" ? bench_train_step(ctx, shape, length)
+                                               : bench_encoder_forward(ctx, shape, length));
+    }
+    for (auto& line : lines) {
+      line.update(ctx.common);
+      fmt::print("{}\n", line.dump());
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "Throughput benchmarks (encoder, training step, tokenizer); JSON lines");
+  cmd->add_option("--case", args->cases, "Cases to run (default: all)")->check(CLI::IsMember(kCases));
+  cmd->add_option("--preset", args->preset, "Model shape: small (4x256, 4 heads, FFN 1024), base (bert-base) or all")
+      ->check(CLI::IsMember({"small", "base", "all"}));
+  cmd->add_option("--layers", args->layers, "Encoder layers (overrides the preset)")->check(CLI::PositiveNumber);
+  cmd->add_option("--hidden", args->hidden, "Hidden size (overrides the preset)")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", args->heads, "Attention heads (overrides the preset)")->check(CLI::PositiveNumber);
+  cmd->add_option("--intermediate", args->intermediate, "FFN size (overrides the preset)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--length", args->lengths, "Sequence length(s) (default: 64 128)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", args->batch, "Examples per batch (per task for train_step)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", args->steps, "Timed repetitions per case")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "Untimed repetitions first")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", args->device, "cpu, cuda or auto")
+      ->capture_default_str()->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--weight-decay", args->weight_decay, "AdamW weight decay (train_step)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--lr", args->lr, "AdamW learning rate (train_step)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab-size", args->vocab_size, "Vocabulary of the random models")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
+  cmd->add_option("--data", args->data,
+                  "Folder with ids-sst-train.csv and bert-base-uncased/vocab.txt (default: $MTBERT_DATA or "
+                  "../shared/data)");
+  cmd->callback([args] { run_bench(*args); });
+}
+
+}  // namespace mtbert::cli
