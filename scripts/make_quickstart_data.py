@@ -5,7 +5,11 @@ first column is an unnamed index, the odd header of the SST test-student file,
 no labels in the test files), so that a first run trains on something with the
 real data's shape without shipping the public data sets.
 
-    experiments/data/quickstart/{sst,para,sts}-{train,dev,test}.csv
+    experiments/data/quickstart/  under the real files' names (FILES below), so
+                                  that one variable (MTBERT_DATA) points an
+                                  experiment at either
+
+Quora has no test file here, as on these machines' ../shared/data.
 
 The sentences come from small grammars whose labels follow from what the
 sentence says, so a model can learn them, but not from any single word:
@@ -36,6 +40,16 @@ import sys
 from pathlib import Path
 
 SIZES = {"train": 1500, "dev": 300, "test": 300}
+FILES = {
+    ("sst", "train"): "ids-sst-train.csv",
+    ("sst", "dev"): "ids-sst-dev.csv",
+    ("sst", "test"): "ids-sst-test-student.csv",
+    ("para", "train"): "quora-dev-split-train.csv",
+    ("para", "dev"): "quora-dev-split-dev.csv",
+    ("sts", "train"): "sts-train.csv",
+    ("sts", "dev"): "sts-dev.csv",
+    ("sts", "test"): "sts-test-student.csv",
+}
 SEEDS = {"sst": 1, "para": 2, "sts": 3}
 
 # --------------------------------------------------------------------------
@@ -480,17 +494,17 @@ def generate(out):
     out.mkdir(parents=True, exist_ok=True)
     makers = {"sst": sst_examples, "para": para_examples, "sts": sts_examples}
     written = []
-    for task, make in makers.items():
-        for split, n in SIZES.items():
-            rng = random.Random(f"{task}/{split}/{SEEDS[task]}")
-            examples = make(rng, n)
-            if task == "sst":
-                lines = sst_file(split, examples)
-            else:
-                lines = pair_file(task, split, examples, "is_duplicate" if task == "para" else "similarity", rng)
-            path = out / f"{task}-{split}.csv"
-            write_atomically(path, "\n".join(lines) + "\n")
-            written.append(path)
+    for (task, split), name in FILES.items():
+        make, n = makers[task], SIZES[split]
+        rng = random.Random(f"{task}/{split}/{SEEDS[task]}")
+        examples = make(rng, n)
+        if task == "sst":
+            lines = sst_file(split, examples)
+        else:
+            lines = pair_file(task, split, examples, "is_duplicate" if task == "para" else "similarity", rng)
+        path = out / name
+        write_atomically(path, "\n".join(lines) + "\n")
+        written.append(path)
     return written
 
 

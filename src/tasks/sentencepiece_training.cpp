@@ -115,6 +115,7 @@ void train_sentencepiece(const std::vector<fs::path>& inputs, const fs::path& mo
       {"shuffle_input_sentence", "true"},
       {"num_threads", std::to_string(threads)},
       {"byte_fallback", options.byte_fallback ? "true" : "false"},
+      {"hard_vocab_limit", options.hard_vocab_limit ? "true" : "false"},
       // SentencePiece skips longer lines with only a log line (its default
       // is 4192 bytes): a corpus of whole documents would lose them.
       {"max_sentence_length", "1000000"},

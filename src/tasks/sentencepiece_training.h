@@ -26,6 +26,9 @@ struct SentencePieceTrainingOptions {
   int num_threads = 0;
   // Spell characters outside the vocabulary as UTF-8 byte pieces instead of [UNK].
   bool byte_fallback = false;
+  // false: vocab_size is an upper bound, and a text too small to fill it gets
+  // fewer pieces instead of an error (SentencePiece's hard_vocab_limit).
+  bool hard_vocab_limit = true;
 };
 
 // Trains a model of `vocab_size` pieces on the lines of the UTF-8 text files

@@ -134,8 +134,12 @@ void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) 
                                   config.source.string()));
     SentencePieceTrainingOptions options;
     options.seed = static_cast<uint32_t>(config.seed);
-    spdlog::info("training a SentencePiece vocabulary of {} pieces", t.vocab_size);
+    // A small corpus (the quickstart's) cannot fill a vocabulary sized for
+    // the real data sets: vocab_size is a ceiling.
+    options.hard_vocab_limit = false;
     train_sentencepiece(inputs, dir / "spm.model", t.vocab_size, options);
+    spdlog::info("trained a SentencePiece vocabulary of {} pieces (at most {})",
+                 load_tokenizer(dir)->vocab_size(), t.vocab_size);
     if (!t.model.empty()) {
       // Keep a copy where the config says, so that later runs reuse it.
       fs::create_directories(fs::path(t.model).parent_path(), ec);
@@ -185,6 +189,12 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
                                 e.tokenizer->vocab_size(), model_config.vocab_size));
   std::vector<HeadSpec> heads;
   for (const auto& task : config.tasks) {
+    // Absolute positions are a table: longer inputs would index past its end.
+    if (model_config.has_position_embeddings() && task.max_length > model_config.max_position_embeddings)
+      throw UserError(fmt::format("{}: tasks.{}.max_length is {} but the model has only {} positions "
+                                  "(max_position_embeddings); lower max_length",
+                                  config.source.string(), task.name, task.max_length,
+                                  model_config.max_position_embeddings));
     TaskRuntime t;
     t.config = task;
     t.spec = builtin_task(task.type.empty() ? task.name : task.type);
@@ -209,6 +219,7 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
 }  // namespace
 
 Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run) {
+  write_text_atomically(run.resolved_config(), resolved_yaml(config));
   prepare_tokenizer(config, run);
   auto tokenizer = load_tokenizer(run.tokenizer_dir());
   const nlohmann::json json = encoder_config_json(config, *tokenizer);

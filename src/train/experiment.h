@@ -54,7 +54,7 @@ struct Experiment {
 // A new run: resolves the tokenizer (copied from the pretrained folder, or
 // trained and saved into the run folder), builds the encoder (pretrained
 // weights, or HuggingFace's initialization under the config's seed) and the
-// heads, and records tokenizer and model config in `run`.
+// heads, and records the resolved config, tokenizer and model config in `run`.
 Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run);
 
 // The same experiment rebuilt from its run folder (tokenizer/ and

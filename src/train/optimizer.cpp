@@ -77,4 +77,9 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const
   return make_optimizer(*model, train, is_encoder_parameter);
 }
 
+void clear_gradients(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) p.mutable_grad().reset();
+}
+
 }  // namespace mtbert

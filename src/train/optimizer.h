@@ -35,4 +35,12 @@ bool is_encoder_parameter(const std::string& parameter_name);
 // like a LayerNorm ("LayerNorm", "layer_norm", "layernorm", any case).
 bool exempt_from_weight_decay(const std::string& parameter_name);
 
+// Drops every gradient (PyTorch 2's zero_grad(set_to_none=True); LibTorch
+// 1.13's zero_grad() instead keeps zero-filled gradients). It matters: AdamW
+// skips a parameter without a gradient, but keeps moving one with a zero
+// gradient on its momentum, so with zeros a task head that was not sampled in
+// a step would still be updated, and a resumed run (whose gradients start
+// undefined) would diverge from an uninterrupted one.
+void clear_gradients(torch::optim::Optimizer& optimizer);
+
 }  // namespace mtbert

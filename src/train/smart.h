@@ -110,6 +110,8 @@ class MomentumTeacher {
                              const torch::Tensor& student_outputs, double weight);
 
   const MultitaskModel& teacher() const { return teacher_; }
+  // For checkpoints: the teacher's parameters and buffers are saved and restored.
+  torch::nn::Module* module() { return teacher_.get(); }
 
  private:
   MultitaskModel teacher_;

@@ -14,7 +14,11 @@ from mini_runner import SOURCE_DIR, run_tests
 
 SCRIPT = SOURCE_DIR / "scripts" / "make_quickstart_data.py"
 COMMITTED = SOURCE_DIR / "experiments" / "data" / "quickstart"
-NAMES = [f"{task}-{split}.csv" for task in ("sst", "para", "sts") for split in ("train", "dev", "test")]
+sys.path.insert(0, str(SOURCE_DIR / "scripts"))
+from make_quickstart_data import FILES  # noqa: E402
+
+NAMES = list(FILES.values())
+TASK_SPLIT = {name: key for key, name in FILES.items()}
 SIZES = {"train": 1500, "dev": 300, "test": 300}
 HEADERS = {
     "sst": ["", "id", "sentence", "sentiment"],
@@ -49,7 +53,7 @@ def test_small_enough_to_commit():
 def test_cs224n_layouts():
     ids = set()
     for name in NAMES:
-        task, split = name[:-4].split("-")
+        task, split = TASK_SPLIT[name]
         table = rows(COMMITTED / name)
         header = HEADERS[f"{task}-test"] if split == "test" else HEADERS[task]
         assert table[0] == header, (name, table[0])
@@ -61,17 +65,17 @@ def test_cs224n_layouts():
             ids.add(id_)
         if task == "sst" and split == "test":
             assert [r[:2] for r in table[1:3]] == [["1", "0.0"], ["2", "1.0"]]
-    assert len(ids) == 3 * sum(SIZES.values()), "ids are unique"
+    assert len(ids) == sum(SIZES[split] for _, split in FILES), "ids are unique"
 
 
 def test_labels_are_spread_over_their_range():
-    sst = Counter(int(r[3]) for r in rows(COMMITTED / "sst-train.csv")[1:])
+    sst = Counter(int(r[3]) for r in rows(COMMITTED / FILES["sst", "train"])[1:])
     assert sorted(sst) == [0, 1, 2, 3, 4] and min(sst.values()) > 250, sst
-    para = Counter(r[4] for r in rows(COMMITTED / "para-train.csv")[1:])
+    para = Counter(r[4] for r in rows(COMMITTED / FILES["para", "train"])[1:])
     assert sorted(para) == ["0.0", "1.0"] and 0.35 < para["1.0"] / 1500 < 0.55, para
-    sts = [float(r[4]) for r in rows(COMMITTED / "sts-train.csv")[1:]]
+    sts = [float(r[4]) for r in rows(COMMITTED / FILES["sts", "train"])[1:]]
     assert min(sts) == 0.0 and max(sts) == 5.0 and 1.0 < statistics.pstdev(sts), (min(sts), max(sts))
-    assert all(len(r[4].split(".")[1]) == 1 for r in rows(COMMITTED / "sts-dev.csv")[1:])
+    assert all(len(r[4].split(".")[1]) == 1 for r in rows(COMMITTED / FILES["sts", "dev"])[1:])
 
 
 if __name__ == "__main__":

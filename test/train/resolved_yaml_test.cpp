@@ -143,7 +143,16 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   t.combine = "cosine";
   t.dropout = 1e-300;
   t.max_length = 512;
-  t.smart = {true, 2.5, 3, 1e-4, 1e-7, 2e-6, true, 0.5, 0.995, 0.01};
+  t.smart.enabled = true;
+  t.smart.weight = 2.5;
+  t.smart.steps = 3;
+  t.smart.step_size = 1e-4;
+  t.smart.epsilon = 1e-7;
+  t.smart.noise_std = 2e-6;
+  t.smart.radius = 0.01;
+  t.smart.bregman = true;
+  t.smart.bregman_weight = 0.5;
+  t.smart.momentum = 0.995;
   t.sift = {true, 0.7, 2e-3, 3e-6};
   c.tasks.push_back(t);
   t.name = "sst";

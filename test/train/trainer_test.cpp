@@ -65,6 +65,11 @@ TEST_CASE("a short multi-task training learns and fills the run folder", "[train
   test::write_synthetic_tasks(tmp.path(), 320, 120, 1);
   auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
   config.train.epochs = 3;
+  for (auto& t : config.tasks) {
+    if (t.name == "cfimdb") continue;
+    t.pair_mode = "siamese";
+    t.pooling = "mean";
+  }
   Run run = train(config, tmp.path() / "run");
 
   const auto& best = run.summary["best"];
@@ -74,7 +79,8 @@ TEST_CASE("a short multi-task training learns and fills the run folder", "[train
   CHECK(best["dev"]["para"]["value"].get<double>() > 0.6);
   CHECK(best["dev"]["sts"]["value"].get<double>() > 0.3);
   CHECK(run.summary["status"] == "finished");
-  CHECK(run.metrics.size() == 3);  // one evaluation per epoch
+  REQUIRE(run.metrics.size() == 3);  // one evaluation per epoch, labeled with the epoch it ends
+  for (int64_t i = 0; i < 3; ++i) CHECK(run.metrics[i]["epoch"] == i + 1);
   CHECK(run.summary["parameters"]["per_task"].size() == 3);
   for (const char* file : {"config.resolved.yaml", "model_config.json", "tokenizer/vocab.txt",
                            "checkpoints/best/model.safetensors", "checkpoints/last/optimizer.pt",
