@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "cli/commands.h"
@@ -15,6 +16,7 @@
 #include "train/experiment_config.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
+#include "train/run_lock.h"
 #include "train/trainer.h"
 
 namespace mtbert::cli {
@@ -26,16 +28,20 @@ namespace fs = std::filesystem;
 struct TrainArgs {
   std::vector<std::string> positional;  // CONFIG.yaml and key=value overrides
   std::string out;
+  std::vector<std::string> overlays;
   std::string resume;
   int threads = -1;  // -1: the config's
   bool no_progress = false;
   std::string command;
 };
 
-// A run folder that must not be overwritten: say what to do instead.
+// A run folder that must not be overwritten: say what to do instead. A folder
+// holding only train.log is fresh: a sweep or a cluster job opened the log
+// before starting the run.
 void check_fresh_run_folder(const RunDirectory& run) {
   const fs::path root = run.root();
   if (!fs::exists(root)) return;
+  if (run_is_locked(root)) throw UserError(fmt::format("{} is being trained by another process", root.string()));
   const auto summary = run.read_summary();
   const std::string status = summary.value("status", "");
   if (status == "finished" || status == "early_stopped")
@@ -43,7 +49,11 @@ void check_fresh_run_folder(const RunDirectory& run) {
   if (run.has_checkpoint("last"))
     throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert train --resume {}", root.string(),
                                 root.string()));
-  if (!fs::is_empty(root))
+  const bool only_log = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),
+                                                              [&](const fs::directory_entry& entry) {
+                                                                return entry.path() == run.train_log();
+                                                              });
+  if (!only_log)
     throw UserError(fmt::format("{} exists and is not a run folder; choose another --out", root.string()));
 }
 
@@ -79,8 +89,8 @@ void run_train(TrainArgs& args) {
   if (!args.resume.empty()) {
     if (!config_path.empty())
       throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
-    if (!overrides.empty())
-      throw UserError("a resumed run keeps its config; key=value overrides apply to new runs only");
+    if (!overrides.empty() || !args.overlays.empty())
+      throw UserError("a resumed run keeps its config; key=value overrides and --overlay apply to new runs only");
     RunDirectory run(args.resume);
     if (!fs::exists(run.resolved_config()))
       throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", args.resume));
@@ -92,6 +102,7 @@ void run_train(TrainArgs& args) {
     }
     if (!run.has_checkpoint("last"))
       throw UserError(fmt::format("{} has no checkpoint to resume from; start it again as a new run", args.resume));
+    const RunLock lock(run.root());
     ExperimentConfig config = load_experiment(run.resolved_config());
     set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
     Experiment experiment = reopen_experiment(config, run);
@@ -100,10 +111,12 @@ void run_train(TrainArgs& args) {
   }
 
   if (config_path.empty()) throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
-  ExperimentConfig config = load_experiment(config_path, overrides);
+  ExperimentConfig config =
+      load_experiment(config_path, overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
   check_fresh_run_folder(run);
   run.create();
+  const RunLock lock(run.root());
   write_text_atomically(run.resolved_config(), resolved_yaml(config));
   const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
   spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
@@ -118,6 +131,10 @@ void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train an experiment (YAML), or resume an interrupted run");
   cmd->add_option("config", args->positional, "CONFIG.yaml, then key.path=value overrides");
   cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>)");
+  cmd->add_option("--overlay", args->overlays,
+                  "YAML file merged over the experiment (after its extends, before key=value overrides); repeatable")
+      ->check(CLI::ExistingFile)
+      ->allow_extra_args(false);
   cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
       ->check(CLI::NonNegativeNumber);

@@ -15,7 +15,7 @@ void stamp(ConfigNode& node, const ConfigOrigin& origin) {
   for (auto& [key, value] : node.entries) stamp(value, origin);
 }
 
-std::vector<std::string> split_key_path(const std::string& path, const std::string& override_text) {
+std::vector<std::string> split_key_path(const std::string& path, const ConfigOverride& override_) {
   std::vector<std::string> keys;
   size_t start = 0;
   while (true) {
@@ -24,7 +24,7 @@ std::vector<std::string> split_key_path(const std::string& path, const std::stri
     if (keys.back().empty())
       throw UserError(fmt::format("{}: \"{}\": the key path has an empty part; write key.path=value, e.g. "
                                   "train.lr=2e-5",
-                                  kCommandLine, override_text));
+                                  override_.origin.describe(), override_.text));
     if (dot == std::string::npos) return keys;
     start = dot + 1;
   }
@@ -33,16 +33,24 @@ std::vector<std::string> split_key_path(const std::string& path, const std::stri
 }  // namespace
 
 void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides) {
-  const ConfigOrigin origin{kCommandLine, 0};
-  for (const auto& text : overrides) {
+  std::vector<ConfigOverride> from_command_line;
+  for (const auto& text : overrides) from_command_line.push_back(ConfigOverride{text});
+  apply_overrides(root, from_command_line);
+}
+
+void apply_overrides(ConfigNode& root, const std::vector<ConfigOverride>& overrides) {
+  for (const auto& override_ : overrides) {
+    const std::string& text = override_.text;
+    const ConfigOrigin& origin = override_.origin;
+    const std::string where = origin.describe();
     const size_t eq = text.find('=');
     if (eq == std::string::npos)
       throw UserError(fmt::format("{}: \"{}\" is not an override: write key.path=value, e.g. train.lr=2e-5",
-                                  kCommandLine, text));
-    const auto keys = split_key_path(text.substr(0, eq), text);
+                                  where, text));
+    const auto keys = split_key_path(text.substr(0, eq), override_);
     if (keys.front() == "extends")
       throw UserError(fmt::format("{}: \"{}\": extends works in files only: write a file that extends both",
-                                  kCommandLine, text));
+                                  where, text));
 
     ConfigNode value;
     try {
@@ -50,7 +58,7 @@ void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides
     } catch (const UserError&) {
       throw UserError(fmt::format("{}: \"{}\": the value is not valid YAML (quote it if it is a string: "
                                   "key='\"...\"')",
-                                  kCommandLine, text));
+                                  where, text));
     }
     stamp(value, origin);
 
@@ -64,7 +72,7 @@ void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides
       ConfigNode* child = parent->find(keys[i]);
       if (!child && !deletes) child = &parent->set(keys[i], ConfigNode::make_map(origin));
       if (child && !child->is_map())
-        throw UserError(fmt::format("{}: \"{}\": {} is a value, not a section with keys", kCommandLine, text, walked));
+        throw UserError(fmt::format("{}: \"{}\": {} is a value, not a section with keys", where, text, walked));
       parent = child;
     }
     if (!parent) continue;

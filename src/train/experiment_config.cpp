@@ -15,6 +15,7 @@
 #include "train/config_reader.h"
 #include "train/did_you_mean.h"
 #include "train/env_expansion.h"
+#include "train/yaml_merge.h"
 
 namespace mtbert {
 
@@ -331,6 +332,7 @@ ExperimentConfig read_experiment(const ConfigNode& root, const std::filesystem::
     r.read("device", c.device);
     r.read("precision", c.precision);
     r.read("output_dir", c.output_dir);
+    r.read("tags", c.tags);
     read_model(r.section("model"), c.model);
     ConfigReader tasks = r.section("tasks");
     for (const auto& name : tasks.keys()) c.tasks.push_back(read_task(name, tasks.section(name)));
@@ -342,6 +344,9 @@ ExperimentConfig read_experiment(const ConfigNode& root, const std::filesystem::
   r.check(!c.name.empty() && c.name != "." && c.name != ".." && c.name.find('/') == std::string::npos, "name",
           fmt::format("\"{}\" cannot name a run folder: use letters, digits and punctuation other than /", c.name));
   at_least(r, "threads", c.threads, 0);
+  for (const auto& tag : c.tags)  // words, like task names: they end up in file names and tables
+    r.check(valid_task_name(tag), "tags",
+            fmt::format("\"{}\" is not a tag: a tag is a word of letters, digits, _ and -", tag));
   r.check_choice("device", c.device, {"cpu", "cuda", "auto"});
   r.check_choice("precision", c.precision, {"fp32", "bf16"});
   r.check(!c.tasks.empty(), "tasks", "no tasks: add at least one, e.g. tasks: {sst: {train: data/ids-sst-train.csv}}");
@@ -364,8 +369,25 @@ ExperimentConfig read_experiment(const ConfigNode& root, const std::filesystem::
 
 }  // namespace
 
-ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
+ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<std::string>& overrides,
+                                 const std::vector<std::filesystem::path>& overlays) {
+  std::vector<ConfigOverride> from_command_line;
+  for (const auto& text : overrides) from_command_line.push_back(ConfigOverride{text});
+  return load_experiment(path, from_command_line, overlays);
+}
+
+ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
+                                 const std::vector<std::filesystem::path>& overlays) {
   ConfigNode root = load_config_with_extends(path);
+  for (const auto& overlay : overlays) {
+    if (!std::filesystem::is_regular_file(overlay))
+      throw UserError(fmt::format("overlay {} does not exist", overlay.string()));
+    // Like a file that is extended, an overlay never names the run.
+    ConfigNode layer = load_config_with_extends(overlay);
+    layer.erase("name");
+    layer.erase("output_dir");
+    merge_config(root, layer);
+  }
   apply_overrides(root, overrides);
   expand_env_in_tree(root);
   return read_experiment(root, path);

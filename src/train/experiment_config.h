@@ -3,7 +3,9 @@
 // experiments/base.yaml for every key with its default and meaning).
 //
 // Loading: `extends:` (a path relative to the file, or a list, merged
-// depth-first: the extending file wins), then `key.path=value` overrides from
+// depth-first: the extending file wins), then overlay files (merged over the
+// result in order, as an extending file would be: how a sweep reuses the real
+// experiments with a smoke-test model), then `key.path=value` overrides from
 // the command line (values parsed as YAML scalars or flow collections), then
 // `${VAR}` / `${VAR:-default}` expansion in strings. Validation names the file
 // and key path the value came from: an unknown key with a "did you mean"
@@ -31,6 +33,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "train/config_overrides.h"
 
 namespace mtbert {
 
@@ -151,6 +155,9 @@ struct ExperimentConfig {
   std::string device = "cpu";    // cpu | cuda | auto
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA)
   std::string output_dir;        // default: runs/<name>
+  // Labels recorded in the run's summary.json, e.g. [smoke] for runs that are
+  // not the papers' setting (mtbert report prints a banner for them).
+  std::vector<std::string> tags;
   ModelSection model;
   std::vector<TaskConfig> tasks;  // in file order
   TrainSection train;
@@ -158,7 +165,11 @@ struct ExperimentConfig {
 
 // Reads, merges, overrides, expands and validates. Throws UserError naming the
 // file and key path of the problem.
-ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<std::string>& overrides = {});
+ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},
+                                 const std::vector<std::filesystem::path>& overlays = {});
+// The same with overrides that remember where they were written (a sweep file).
+ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
+                                 const std::vector<std::filesystem::path>& overlays);
 
 // The fully resolved YAML (every key, defaults included), as written to a run
 // folder's config.resolved.yaml; load_experiment of it gives the same config.

@@ -159,6 +159,7 @@ std::string resolved_yaml(const ExperimentConfig& c) {
   w.put("device", c.device);
   w.put("precision", c.precision);
   w.put("output_dir", c.output_dir);
+  w.put("tags", c.tags);
   w.blank();
   w.begin("model");
   w.put("pretrained", c.model.pretrained);

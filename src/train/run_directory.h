@@ -9,6 +9,9 @@
 //   checkpoints/last/          model.safetensors, optimizer.pt, state.json: for --resume
 //   checkpoints/best/          model.safetensors, state.json: the best dev score so far
 //   predictions/<task>-<split>-output.csv   CS224N leaderboard layout
+//   train.log                  the run's output, when a sweep (or a cluster job) runs it
+//
+// While a process trains in the folder it holds a lock on it (train/run_lock.h).
 //
 // Every file is written atomically, and a checkpoint folder is replaced as a
 // whole, so an interruption at any moment leaves the previous one usable.
@@ -36,6 +39,9 @@ class RunDirectory {
   std::filesystem::path model_config() const { return root_ / "model_config.json"; }
   std::filesystem::path checkpoint(const std::string& name) const { return root_ / "checkpoints" / name; }
   std::filesystem::path predictions_dir() const { return root_ / "predictions"; }
+  // Written by whoever starts the run in the background (mtbert sweep, a Slurm
+  // job), so it may exist before anything else does.
+  std::filesystem::path train_log() const { return root_ / "train.log"; }
 
   // Creates the folder and its subfolders.
   void create() const;

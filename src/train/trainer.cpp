@@ -296,6 +296,7 @@ nlohmann::json Trainer::summary(const std::string& status, const std::string& co
   return {
       {"name", e_.config.name},
       {"status", status},
+      {"tags", e_.config.tags},
       {"best", best},
       {"test", test},
       {"steps", progress_.global_step},

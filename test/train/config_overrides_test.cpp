@@ -54,3 +54,15 @@ TEST_CASE("malformed overrides are user errors naming the command line", "[confi
   CHECK_THROWS_AS(mtbert::apply_overrides(root, {"a"}), mtbert::UserError);
   CHECK_THROWS_WITH(mtbert::apply_overrides(root, {"extends=b.yaml"}), Contains("extends works in files only"));
 }
+
+TEST_CASE("overrides written in a file carry that file's line into values and errors", "[config_overrides]") {
+  auto root = parse("train: {lr: 1}\n");
+  const mtbert::ConfigOrigin sweep{"sweeps/t.yaml", 7};
+  mtbert::apply_overrides(root, std::vector<mtbert::ConfigOverride>{{"train.lr=2e-5", sweep}, {"seed=3"}});
+  CHECK(root.find("train")->find("lr")->origin.describe() == "sweeps/t.yaml:7");
+  CHECK(root.find("seed")->origin.describe() == "command line");
+  CHECK_THROWS_WITH(mtbert::apply_overrides(root, std::vector<mtbert::ConfigOverride>{{"train.lr", sweep}}),
+                    Contains("sweeps/t.yaml:7: \"train.lr\" is not an override"));
+  CHECK_THROWS_WITH(mtbert::apply_overrides(root, std::vector<mtbert::ConfigOverride>{{"train.lr.x=1", sweep}}),
+                    Contains("sweeps/t.yaml:7: \"train.lr.x=1\": train.lr is a value"));
+}

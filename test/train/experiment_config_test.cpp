@@ -337,3 +337,48 @@ TEST_CASE("errors name the file each value came from", "[experiment_config]") {
              Contains((dir / "x.yaml").string() + ":2: tasks.sst.train: environment variable NO_SUCH_VAR_MTBERT is not "
                                                   "set"));
 }
+
+TEST_CASE("tags label a run: a list of words, kept in the resolved YAML", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  const std::string m = std::string(kMinimal) + "model: {pretrained: m}\n";
+  CHECK(mtbert::load_experiment(dir.write("a.yaml", m)).tags.empty());
+  const auto c = mtbert::load_experiment(dir.write("b.yaml", m + "tags: [smoke, pal-v2]\n"));
+  CHECK(c.tags == std::vector<std::string>{"smoke", "pal-v2"});
+  CHECK(mtbert::load_experiment(dir.write("c.yaml", m + "tags: smoke\n")).tags == std::vector<std::string>{"smoke"});
+  CHECK_THAT(error_of(dir, m + "tags: [smoke, \"two words\"]\n"),
+             Contains("x.yaml:5: tags: \"two words\" is not a tag: a tag is a word of letters, digits, _ and -"));
+  CHECK_THAT(error_of(dir, m + "tags: {a: b}\n"), Contains("tags: expected a list of strings"));
+  const auto text = mtbert::resolved_yaml(c);
+  CHECK_THAT(text, Contains("\ntags: [\"smoke\", \"pal-v2\"]\n"));
+  CHECK(mtbert::load_experiment(dir.write("config.resolved.yaml", text)).tags == c.tags);
+}
+
+TEST_CASE("overlays merge over the experiment after its extends and before overrides", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  dir.write("base.yaml", std::string(kMinimal) + "seed: 1\ntrain: {lr: 1.0e-5, epochs: 10}\nmodel: {pretrained: m}\n");
+  const auto exp = dir.write("exp.yaml", "extends: base.yaml\ntrain: {lr: 2.0e-5}\ntasks: {sst: {dropout: 0.3}}\n");
+  const auto smoke = dir.write("smoke.yaml",
+                               "name: ignored\noutput_dir: ignored\ntags: [smoke]\n"
+                               "train: {epochs: 1, lr: 3.0e-5}\ntasks: {sst: {limit_train: 64}}\n");
+  const auto c = mtbert::load_experiment(exp, {"train.lr=4e-5"}, {smoke});
+  CHECK(c.name == "exp");  // an overlay never names the run
+  CHECK(c.output_dir == "runs/exp");
+  CHECK(c.tags == std::vector<std::string>{"smoke"});
+  CHECK(c.train.epochs == 1);
+  CHECK(c.train.lr == 4e-5);  // the override wins over the overlay
+  CHECK(c.tasks[0].dropout == 0.3);
+  CHECK(c.tasks[0].limit_train == 64);
+  const std::vector<std::string> none;
+  CHECK(mtbert::load_experiment(exp, none, {smoke}).train.lr == 3e-5);  // the overlay wins over the experiment
+  CHECK_THROWS_WITH(mtbert::load_experiment(exp, none, {dir / "absent.yaml"}), Contains("absent.yaml does not exist"));
+  const auto bad = dir.write("bad.yaml", "train:\n  lrr: 1\n");
+  CHECK_THROWS_WITH(mtbert::load_experiment(exp, none, {bad}), Contains("bad.yaml:2: train.lrr: unknown key"));
+}
+
+TEST_CASE("overrides from a sweep file are reported at their line", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  const auto path = dir.write("e.yaml", std::string(kMinimal) + "model: {pretrained: m}\n");
+  const std::vector<mtbert::ConfigOverride> overrides{{"train.lrr=1", {"sweeps/s.yaml", 4}}};
+  CHECK_THROWS_WITH(mtbert::load_experiment(path, overrides, {}),
+                    Contains("sweeps/s.yaml:4: train.lrr: unknown key (did you mean \"lr\"?)"));
+}
