@@ -28,6 +28,8 @@ void prefer_passive_openmp_waiting(char** argv) {
 
 std::string g_command_line;
 
+}  // namespace
+
 std::string shell_quoted(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
                           std::string::npos)
@@ -36,8 +38,6 @@ std::string shell_quoted(const std::string& arg) {
   for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
-
-}  // namespace
 
 std::string command_line() { return g_command_line; }
 

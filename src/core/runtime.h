@@ -15,6 +15,10 @@ void prepare_process(int argc, char** argv);
 // (recorded by prepare_process; runs write it into their summary).
 std::string command_line();
 
+// `arg` as one word for a POSIX shell: as it is when that is safe, else in
+// single quotes.
+std::string shell_quoted(const std::string& arg);
+
 // Sets LibTorch's intra-op thread count. `threads <= 0` means one per core
 // (Debian's LibTorch otherwise starts with a single thread). Returns the count
 // now in effect.

@@ -1,0 +1,272 @@
+// mtbert sweep: expand a sweep file into runs and train them (here, several at
+// once, or as a Slurm job array), skipping finished runs and resuming
+// interrupted ones.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "core/runtime.h"
+#include "core/user_error.h"
+#include "train/experiment_config.h"
+#include "train/run_directory.h"
+#include "train/run_status.h"
+#include "train/slurm_script.h"
+#include "train/sweep_expansion.h"
+#include "train/sweep_jobs.h"
+#include "train/sweep_plan.h"
+#include "train/sweep_spec.h"
+
+namespace mtbert::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepArgs {
+  std::vector<std::string> positional;  // SWEEP.yaml and key=value overrides
+  int jobs = 1;
+  bool dry_run = false;
+  std::string emit;
+  std::string out;
+  std::vector<std::string> overlays;
+};
+
+struct PlannedRun {
+  SweepRun run;
+  ExperimentConfig config;
+  RunState state;
+  SweepAction action = SweepAction::start;
+  std::optional<std::string> config_change;  // for runs that already have a config
+};
+
+std::string duration_text(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+// The last line of a log worth showing: what a failed run said last.
+std::string last_log_line(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty() && line.rfind("===", 0) != 0) last = line;
+  return last.empty() ? "(no output)" : last;
+}
+
+// "finished  overall 0.7412"
+std::string outcome_text(const RunState& state) {
+  std::string text = run_status_name(state.status);
+  const auto best = state.summary.find("best");
+  if (run_is_done(state.status) && best != state.summary.end() && best->contains("overall"))
+    text += fmt::format("  overall {:.4f}", (*best)["overall"].get<double>());
+  return text;
+}
+
+// Every run's config, loaded now: a bad key in the last run stops the sweep
+// before the first one trains.
+std::vector<PlannedRun> plan(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                             const std::vector<fs::path>& overlays) {
+  for (size_t i = 0; i < spec.experiments.size(); ++i)
+    if (!fs::is_regular_file(spec.experiments[i].path))
+      throw UserError(fmt::format("{}: experiments[{}]: {} does not exist", spec.experiments[i].origin.describe(), i,
+                                  spec.experiments[i].path.string()));
+  std::vector<PlannedRun> planned;
+  for (const auto& run : runs) {
+    const ExperimentConfig config = load_experiment(run.experiment, run.overrides, overlays);
+    PlannedRun p{run, config, inspect_run(run.folder), SweepAction::start, std::nullopt};
+    p.action = action_for(p.state.status);
+    if (p.action != SweepAction::restart && p.action != SweepAction::start)
+      p.config_change = resolved_config_change(run.folder, resolved_yaml(config));
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
+// The files a new run reads first, checked before any run starts here (a
+// Slurm script is checked where it runs: the files may live there only).
+void check_inputs_exist(const PlannedRun& p) {
+  auto require = [&](const std::string& path, const std::string& key) {
+    if (!path.empty() && !fs::exists(path))
+      throw UserError(fmt::format("run {}: {}: {} does not exist (paths are relative to the folder mtbert runs in, {})",
+                                  p.run.name, key, path, fs::current_path().string()));
+  };
+  require(p.config.model.pretrained, "model.pretrained");
+  for (const auto& task : p.config.tasks) {
+    require(task.train, fmt::format("tasks.{}.train", task.name));
+    require(task.dev, fmt::format("tasks.{}.dev", task.name));
+    require(task.test, fmt::format("tasks.{}.test", task.name));
+  }
+}
+
+void print_listing(const SweepSpec& spec, const fs::path& root, const std::vector<PlannedRun>& planned) {
+  fmt::print("sweep {} ({}): {} runs under {}\n", spec.name, spec.source.string(), planned.size(), root.string());
+  size_t width = 3;
+  for (const auto& p : planned) width = std::max(width, p.run.name.size());
+  fmt::print("{:<{}}  {:<13}  {:<15}  {}\n", "run", width, "status", "action", "folder and settings");
+  for (const auto& p : planned) {
+    std::string settings = p.run.folder.string();
+    for (const auto& s : p.run.point) settings += " " + shell_quoted(s);
+    fmt::print("{:<{}}  {:<13}  {:<15}  {}\n", p.run.name, width, run_status_name(p.state.status),
+               sweep_action_name(p.action), settings);
+  }
+}
+
+void warn_config_changes(const std::vector<PlannedRun>& planned) {
+  for (const auto& p : planned)
+    if (p.config_change)
+      spdlog::warn("{}: its config changed since it was trained ({}); it is kept as it is: remove {} to train it "
+                   "again",
+                   p.run.name, *p.config_change, p.run.folder.string());
+}
+
+void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<PlannedRun>& planned,
+                const std::vector<fs::path>& overlays) {
+  std::vector<SweepRun> pending;
+  for (const auto& p : planned)
+    if (p.action == SweepAction::start || p.action == SweepAction::restart || p.action == SweepAction::resume)
+      pending.push_back(p.run);
+  if (pending.empty()) {
+    fmt::print("nothing to submit: every run of sweep {} is finished or running\n", spec.name);
+    return;
+  }
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) throw UserError(fmt::format("cannot create {}: {}", root.string(), ec.message()));
+  SlurmScriptOptions options;
+  options.executable = fs::read_symlink("/proc/self/exe");
+  options.working_directory = fs::current_path();
+  options.log_folder = fs::absolute(root).lexically_normal();
+  options.command = command_line();
+  const fs::path script = root / (spec.name + ".sbatch");
+  write_text_atomically(script, slurm_array_script(spec, pending, overlays, options));
+  spdlog::info("{} of {} runs as a Slurm job array; submit it with: sbatch [options] {}", pending.size(),
+               planned.size(), script.string());
+  fmt::print("{}\n", script.string());
+}
+
+void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, const std::vector<fs::path>& overlays,
+              int jobs) {
+  std::vector<const PlannedRun*> queued;
+  size_t skipped = 0, elsewhere = 0;
+  for (const auto& p : planned) {
+    if (p.action == SweepAction::skip) ++skipped;
+    else if (p.action == SweepAction::wait) ++elsewhere;
+    else queued.push_back(&p);
+  }
+  for (const PlannedRun* p : queued)
+    if (p->action != SweepAction::resume) check_inputs_exist(*p);
+  // The machine's cores are shared by the runs trained at once (no more at
+  // once than there are runs to train).
+  const int parallel = std::max(1, std::min(jobs, static_cast<int>(queued.size())));
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const int threads = std::max(1, cores / parallel);
+  fmt::print("sweep {}: {} runs: {} to train ({} at a time, {} thread{} each), {} finished{}\n", spec.name,
+             planned.size(), queued.size(), parallel, threads, threads == 1 ? "" : "s", skipped,
+             elsewhere ? fmt::format(", {} running elsewhere (left alone)", elsewhere) : "");
+  std::fflush(stdout);
+  if (queued.empty()) return;
+
+  std::vector<SweepJob> queue;
+  std::map<std::string, const PlannedRun*> by_name;
+  for (const PlannedRun* p : queued) {
+    if (p->action == SweepAction::restart) clear_for_restart(p->run.folder);
+    SweepJob job;
+    job.name = p->run.name;
+    job.log = RunDirectory(p->run.folder).train_log();
+    job.args = p->action == SweepAction::resume ? resume_arguments(p->run) : start_arguments(p->run, overlays);
+    job.args.insert(job.args.end(), {"--threads", std::to_string(threads), "--no-progress"});
+    queue.push_back(std::move(job));
+    by_name[p->run.name] = p;
+  }
+
+  size_t ended = 0;
+  std::vector<std::string> unfinished;  // failed or interrupted
+  SweepJobHooks hooks;
+  hooks.started = [&](const SweepJob& job) {
+    spdlog::info("{} {} (log: {})", by_name.at(job.name)->action == SweepAction::resume ? "resuming" : "starting",
+                 job.name, job.log.string());
+  };
+  hooks.ended = [&](const SweepJob& job, const SweepJobResult& result) {
+    ++ended;
+    const RunState state = inspect_run(by_name.at(job.name)->run.folder);
+    const bool stopped = result.exit_code == 128 + SIGINT || result.exit_code == 128 + SIGTERM;
+    std::string line;
+    if (result.exit_code == 0) {
+      line = outcome_text(state);
+    } else if (stopped && state.status == RunStatus::interrupted) {
+      unfinished.push_back(job.name);
+      line = "interrupted: its checkpoint is saved, the next sweep resumes it";
+    } else {
+      unfinished.push_back(job.name);
+      line = fmt::format("FAILED (exit {}): {} (log: {})", result.exit_code,
+                         result.error.empty() ? last_log_line(job.log) : result.error, job.log.string());
+    }
+    fmt::print("[{}/{}] {}  {}  {}\n", ended, queue.size(), job.name, line, duration_text(result.seconds));
+    std::fflush(stdout);
+  };
+  const int signal = run_sweep_jobs(fs::read_symlink("/proc/self/exe"), queue, parallel, hooks);
+
+  const auto done = std::count_if(planned.begin(), planned.end(), [](const PlannedRun& p) {
+    return run_is_done(inspect_run(p.run.folder).status);
+  });
+  fmt::print("sweep {}: {} of {} runs finished{}\n", spec.name, done, planned.size(),
+             unfinished.empty() ? "" : fmt::format("; not finished: {}", fmt::join(unfinished, ", ")));
+  if (signal != 0) set_exit_code(128 + signal);
+  else if (!unfinished.empty()) set_exit_code(1);
+}
+
+void run_sweep(const SweepArgs& args) {
+  std::string sweep_path;
+  std::vector<std::string> overrides;
+  for (const auto& arg : args.positional) {
+    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
+    else if (sweep_path.empty()) sweep_path = arg;
+    else throw UserError(fmt::format("unexpected argument \"{}\" (overrides are key.path=value)", arg));
+  }
+  if (sweep_path.empty()) throw UserError("sweep needs SWEEP.yaml");
+  const SweepSpec spec = load_sweep(sweep_path);
+  const fs::path root = args.out.empty() ? fs::path(spec.output_root) : fs::path(args.out);
+  const std::vector<fs::path> overlays(args.overlays.begin(), args.overlays.end());
+  const auto runs = expand_sweep(spec, root, overrides);
+  const auto planned = plan(spec, runs, overlays);
+  warn_config_changes(planned);
+  if (args.dry_run) print_listing(spec, root, planned);
+  if (!args.emit.empty()) emit_slurm(spec, root, planned, overlays);
+  if (args.dry_run || !args.emit.empty()) return;
+  run_here(spec, planned, overlays, args.jobs);
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand("sweep", "Train a sweep's runs (experiments x grid x seeds): skip finished ones, "
+                                          "resume interrupted ones");
+  cmd->add_option("sweep", args->positional, "SWEEP.yaml, then key.path=value overrides for every run");
+  cmd->add_option("--jobs,-j", args->jobs, "Runs trained at once on this machine, sharing its cores")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", args->dry_run, "List the runs, their status and what the sweep would do; train nothing");
+  cmd->add_option("--emit", args->emit, "Write a job script instead of training: slurm (an sbatch job array)")
+      ->check(CLI::IsMember({"slurm"}));
+  cmd->add_option("--out", args->out, "Folder of the run folders (default: the sweep's output_root)");
+  cmd->add_option("--overlay", args->overlays,
+                  "YAML file merged over every run's experiment (after its extends, before overrides); repeatable")
+      ->check(CLI::ExistingFile)
+      ->allow_extra_args(false);
+  cmd->callback([args] { run_sweep(*args); });
+}
+
+}  // namespace mtbert::cli

@@ -1,0 +1,38 @@
+#pragma once
+// Where a run folder stands, read from the folder alone: what mtbert sweep
+// decides from (skip, resume, start) and what mtbert report marks.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mtbert {
+
+enum class RunStatus {
+  missing,        // nothing trained there yet: no folder, or no config.resolved.yaml
+  running,        // a process is training in it now (it holds the run lock)
+  interrupted,    // stopped with a checkpoint to resume from (checkpoints/last)
+  failed,         // started, but stopped before its first checkpoint: only a restart helps
+  finished,       // summary.json: finished
+  early_stopped,  // summary.json: early_stopped
+};
+
+const char* run_status_name(RunStatus status);
+
+// finished or early_stopped: the run has its final metrics.
+inline bool run_is_done(RunStatus status) {
+  return status == RunStatus::finished || status == RunStatus::early_stopped;
+}
+
+struct RunState {
+  RunStatus status = RunStatus::missing;
+  nlohmann::json summary = nlohmann::json::object();  // summary.json, or {}
+  // The run's tags: summary.json's, or config.resolved.yaml's for a run that
+  // has not finished.
+  std::vector<std::string> tags;
+};
+
+RunState inspect_run(const std::filesystem::path& folder);
+
+}  // namespace mtbert

@@ -1,0 +1,79 @@
+// Run status from the folder alone, on folders made by hand in each state.
+#include "train/run_status.h"
+
+#include <fstream>
+
+#include "tasks/temp_dir.h"
+#include "test_support.h"
+#include "train/run_lock.h"
+
+namespace fs = std::filesystem;
+using mtbert::RunStatus;
+
+namespace {
+
+void write(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+RunStatus status_of(const fs::path& folder) { return mtbert::inspect_run(folder).status; }
+
+}  // namespace
+
+TEST_CASE("missing, failed, interrupted, finished and early-stopped folders", "[run_status]") {
+  mtbert::test::TempDir dir;
+  CHECK(status_of(dir / "absent") == RunStatus::missing);
+  fs::create_directories(dir / "empty");
+  CHECK(status_of(dir / "empty") == RunStatus::missing);
+  write(dir / "log-only" / "train.log", "=== started\n");
+  CHECK(status_of(dir / "log-only") == RunStatus::missing);
+
+  // Stopped before its first checkpoint: a config and a "running" summary.
+  write(dir / "failed" / "config.resolved.yaml", "name: \"failed\"\n");
+  write(dir / "failed" / "summary.json", R"({"name": "failed", "status": "running"})");
+  CHECK(status_of(dir / "failed") == RunStatus::failed);
+
+  // Killed after a checkpoint (the summary still says running), or stopped by
+  // a signal (it says interrupted), or killed while replacing the checkpoint.
+  write(dir / "killed" / "summary.json", R"({"status": "running"})");
+  fs::create_directories(dir / "killed" / "checkpoints" / "last");
+  CHECK(status_of(dir / "killed") == RunStatus::interrupted);
+  write(dir / "stopped" / "summary.json", R"({"status": "interrupted"})");
+  fs::create_directories(dir / "stopped" / "checkpoints" / "last");
+  CHECK(status_of(dir / "stopped") == RunStatus::interrupted);
+  write(dir / "swapping" / "config.resolved.yaml", "");
+  fs::create_directories(dir / "swapping" / "checkpoints" / "last.old");
+  CHECK(status_of(dir / "swapping") == RunStatus::interrupted);
+
+  write(dir / "done" / "summary.json", R"({"status": "finished", "best": {"overall": 0.5}})");
+  fs::create_directories(dir / "done" / "checkpoints" / "last");
+  const auto done = mtbert::inspect_run(dir / "done");
+  CHECK(done.status == RunStatus::finished);
+  CHECK(done.summary["best"]["overall"] == 0.5);
+  write(dir / "patience" / "summary.json", R"({"status": "early_stopped"})");
+  CHECK(status_of(dir / "patience") == RunStatus::early_stopped);
+  CHECK(mtbert::run_is_done(RunStatus::early_stopped));
+  CHECK_FALSE(mtbert::run_is_done(RunStatus::interrupted));
+}
+
+TEST_CASE("a folder whose lock is held is running", "[run_status]") {
+  mtbert::test::TempDir dir;
+  write(dir / "run" / "summary.json", R"({"status": "running"})");
+  fs::create_directories(dir / "run" / "checkpoints" / "last");
+  {
+    const mtbert::RunLock lock(dir / "run");
+    CHECK(status_of(dir / "run") == RunStatus::running);
+  }
+  CHECK(status_of(dir / "run") == RunStatus::interrupted);
+}
+
+TEST_CASE("tags come from summary.json, or from the config of a run without them", "[run_status]") {
+  mtbert::test::TempDir dir;
+  write(dir / "a" / "summary.json", R"({"status": "finished", "tags": ["smoke", "pal"]})");
+  CHECK(mtbert::inspect_run(dir / "a").tags == std::vector<std::string>{"smoke", "pal"});
+  write(dir / "b" / "config.resolved.yaml", "name: \"b\"\ntags: [\"smoke\"]\nseed: 1\n");
+  write(dir / "b" / "summary.json", R"({"status": "running", "name": "b"})");
+  CHECK(mtbert::inspect_run(dir / "b").tags == std::vector<std::string>{"smoke"});
+  CHECK(mtbert::inspect_run(dir / "absent").tags.empty());
+}
