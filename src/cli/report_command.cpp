@@ -1,0 +1,60 @@
+// mtbert report: a paper's table with its numbers beside ours, from the
+// summary.json files of a sweep's runs.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "train/report_format.h"
+#include "train/report_results.h"
+#include "train/report_table.h"
+#include "train/sweep_spec.h"
+
+namespace mtbert::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportArgs {
+  std::string table;
+  std::string runs;
+  std::string format = "md";
+  std::string output;
+};
+
+void run_report(const ReportArgs& args) {
+  const ReportFormat format = report_format_from_name(args.format);
+  const ReportTable table = load_report_table(args.table);
+  const SweepSpec sweep = load_sweep(table.sweep);
+  const fs::path root = args.runs.empty() ? fs::path(sweep.output_root) : fs::path(args.runs);
+  const ReportResult result = collect_report(table, sweep, root);
+  if (report_has_smoke_runs(result))
+    spdlog::warn("{}: these runs are tagged smoke: their numbers prove the pipeline, not the papers' results",
+                 root.string());
+  const std::string text = format_report(result, format);
+  if (args.output.empty()) {
+    fmt::print("{}", text);
+    return;
+  }
+  write_text_atomically(args.output, text);
+  spdlog::info("wrote {}", args.output);
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand("report", "A paper's table with its numbers beside ours, from a sweep's runs");
+  cmd->add_option("table", args->table, "TABLE.yaml (experiments/tables/)")->required();
+  cmd->add_option("--runs", args->runs, "Folder of the run folders (default: the sweep's output_root)");
+  cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
+      ->check(CLI::IsMember({"md", "csv", "latex"}));
+  cmd->add_option("--output,-o", args->output, "Write the table to this file (default: standard output)");
+  cmd->callback([args] { run_report(*args); });
+}
+
+}  // namespace mtbert::cli

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# `mtbert sweep` and `mtbert report` end to end: a sweep of two tiny runs
+# (a random 1-layer encoder on the committed quickstart data, a few steps)
+# trained two at a time under a smoke overlay; a rerun that skips them; resume
+# and restart of runs left interrupted or failed; the report in every format;
+# the Slurm script; and the one-line errors (exit code 2) for bad files.
+set -uo pipefail
+
+bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
+src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+failures=0
+data="$src/experiments/data/quickstart"
+cd "$dir"
+
+ok() { echo "ok: $1"; }
+fail() { echo "FAILED: $1"; failures=$((failures + 1)); }
+check() {  # check NAME COMMAND...
+  local name="$1"; shift
+  if "$@"; then ok "$name"; else fail "$name"; fi
+}
+expect_error() {  # expect_error NAME STDERR_PATTERN -- ARGS...
+  local name="$1" pattern="$2"; shift 3
+  local status=0
+  "$bin" "$@" >"$dir/out" 2>"$dir/err" || status=$?
+  if [[ $status -eq 2 ]] && grep -q -- "$pattern" "$dir/err" && [[ $(wc -l <"$dir/err") -eq 1 ]]; then
+    ok "$name"
+  else
+    fail "$name (exit $status, stderr: $(cat "$dir/err"))"
+  fi
+}
+
+mkdir -p experiments/tiny sweeps tables
+cat >experiments/tiny/quick.yaml <<YAML
+# A random 1-layer encoder with its own SentencePiece vocabulary.
+seed: 11711
+threads: 1
+device: cpu
+model:
+  pretrained: ""
+  config: {hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, intermediate_size: 64,
+           max_position_embeddings: 64}
+  tokenizer: {kind: sentencepiece, model: $dir/spm.model, train_from: [tasks], vocab_size: 300}
+tasks:
+  sst: {train: $data/ids-sst-train.csv, dev: $data/ids-sst-dev.csv, test: $data/ids-sst-test-student.csv,
+        max_length: 32}
+  para: {train: $data/quora-dev-split-train.csv, dev: $data/quora-dev-split-dev.csv, max_length: 32}
+  sts: {train: $data/sts-train.csv, dev: $data/sts-dev.csv, test: $data/sts-test-student.csv, max_length: 32}
+train: {epochs: 1, batch_size: 8, lr: 1.0e-4}
+YAML
+cat >smoke.yaml <<'YAML'
+tags: [smoke]
+tasks:
+  sst: {limit_train: 48, limit_dev: 24, limit_test: 8}
+  para: {limit_train: 48, limit_dev: 24}
+  sts: {limit_train: 48, limit_dev: 24, limit_test: 8}
+train: {max_steps: 3}
+YAML
+cat >sweeps/quick.yaml <<'YAML'
+name: quick
+output_root: runs/quick
+experiments: [../experiments/tiny/quick.yaml]
+seeds: [1, 2]
+YAML
+cat >tables/quick.yaml <<'YAML'
+title: "Quick table"
+sweep: ../sweeps/quick.yaml
+columns: {overall: Overall, sst: SST, para: Quora, sts: STS}
+rows:
+  - {label: quick, run: quick, paper: {overall: 0.635, sst: 0.453, para: 0.789, sts: 0.324}}
+  - {label: quick (test), run: quick, split: test, paper: {sst: 0.5}}
+YAML
+
+# --- dry run, then the sweep, two at a time
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run >out 2>err
+check "dry run lists both runs as missing, to start" \
+  grep -Eq '^quick-seed2 +missing +start +runs/quick/quick-seed2 seed=2$' out
+check "dry run trains nothing" test ! -e runs/quick
+status=0
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err || status=$?
+check "the sweep succeeds" test "$status" -eq 0
+check "the sweep shares the cores between 2 runs" grep -q '2 to train (2 at a time' out
+check "one status line per run" test "$(grep -Ec '^\[[12]/2\] quick-seed[12]  finished  overall [0-9.-]+' out)" -eq 2
+for seed in 1 2; do
+  run=runs/quick/quick-seed$seed
+  check "seed $seed: finished" grep -q '"status": "finished"' $run/summary.json
+  check "seed $seed: named by the sweep" grep -q "\"name\": \"quick-seed$seed\"" $run/summary.json
+  check "seed $seed: its seed" grep -q "^seed: $seed\$" $run/config.resolved.yaml
+  check "seed $seed: the overlay's tag" grep -A1 -q '"tags": \[' $run/summary.json
+  check "seed $seed: the overlay's tag is smoke" test "$(grep -A1 '"tags": \[' $run/summary.json | tail -1 | tr -d ' ')" = '"smoke"'
+  check "seed $seed: the overlay's limits" grep -q '^    limit_train: 48$' $run/config.resolved.yaml
+  check "seed $seed: train.log holds the command and its output" grep -q "mtbert sweep: .* train .*--overlay smoke.yaml" $run/train.log
+done
+check "the overlay's 3 steps" grep -q '"steps": 3' runs/quick/quick-seed1/summary.json
+
+# --- a rerun skips finished runs
+cp runs/quick/quick-seed1/summary.json before.json
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err
+check "a rerun trains nothing" grep -q '0 to train .* 2 finished' out
+check "a rerun leaves the runs alone" cmp -s before.json runs/quick/quick-seed1/summary.json
+
+# --- an interrupted run is resumed, a run that failed before a checkpoint restarted
+sed -i 's/"status": "finished"/"status": "interrupted"/' runs/quick/quick-seed1/summary.json
+rm -rf runs/quick/quick-seed2/checkpoints
+sed -i 's/"status": "finished"/"status": "running"/' runs/quick/quick-seed2/summary.json
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run >out 2>err
+check "dry run: interrupted -> resume" grep -Eq '^quick-seed1 +interrupted +resume ' out
+check "dry run: failed -> restart" grep -Eq '^quick-seed2 +failed +restart ' out
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err
+check "the interrupted run resumed" grep -q 'train --resume runs/quick/quick-seed1' runs/quick/quick-seed1/train.log
+check "the failed run restarted, its old log kept" test "$(grep -c 'mtbert sweep: .* --out runs/quick/quick-seed2' runs/quick/quick-seed2/train.log)" -eq 2
+check "both finished again" test "$(grep -l '"status": "finished"' runs/quick/*/summary.json | wc -l)" -eq 2
+
+# --- a changed experiment is reported, not retrained
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml train.lr=2e-4 --dry-run >out 2>err
+check "a changed config is named" grep -q 'quick-seed1: its config changed since it was trained (train.lr: the run has 0.0001, the sweep now gives 0.0002)' err
+
+# --- the report
+"$bin" report tables/quick.yaml >report.md 2>err
+check "md: smoke banner" grep -q "SMOKE RUNS, NOT THE PAPERS' SETTING" report.md
+check "md: the row over 2 seeds, mean ± std" grep -Eq '^\| quick \| dev \| 2 \| 0\.635 \| [0-9.]+ ± [0-9.]+ \| [+-][0-9.]+ \|' report.md
+check "md: unlabeled test" grep -q '^| quick (test) | test | 2 | | n/a (unlabeled)' <(sed 's/  */ /g' report.md)
+check "a warning on stderr for smoke runs" grep -q "tagged smoke" err
+"$bin" report tables/quick.yaml --format csv --output report.csv 2>/dev/null
+check "csv: header and a row per table row" test "$(wc -l <report.csv)" -eq 3
+check "csv: the smoke tag" grep -q '^quick,quick,dev,2,2,0.635,.*,smoke,$' report.csv
+"$bin" report tables/quick.yaml --format latex >report.tex 2>/dev/null
+check "latex: booktabs" grep -q '\\toprule' report.tex
+mean=$(/usr/bin/python3 - <<'PY'
+import json
+v = [json.load(open(f"runs/quick/quick-seed{s}/summary.json"))["best"]["overall"] for s in (1, 2)]
+print(f"{sum(v) / 2:.6g}")
+PY
+)
+check "csv: the mean of the two seeds' overall" grep -q "^quick,quick,dev,2,2,0.635,$mean," report.csv
+
+# --- a Slurm array for what is left
+rm -rf runs/quick/quick-seed2
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --emit slurm >out 2>err
+check "slurm: the script's path is printed" grep -q '^runs/quick/quick.sbatch$' out
+check "slurm: one array task, the missing run" grep -q '^#SBATCH --array=0-0$' runs/quick/quick.sbatch
+check "slurm: valid bash" bash -n runs/quick/quick.sbatch
+check "slurm: nothing trained" test ! -e runs/quick/quick-seed2
+"$bin" report tables/quick.yaml >report.md 2>/dev/null
+check "md: a missing run is marked" grep -q '^- quick: quick-seed2 missing' report.md
+
+# --- errors: one line, exit code 2, before any run starts
+cat >sweeps/bad.yaml <<'YAML'
+experiments: [../experiments/tiny/quick.yaml]
+grid:
+  train.lrr: [1, 2]
+YAML
+expect_error "a bad key in the grid names the sweep file's line" "sweeps/bad.yaml:3: train.lrr: unknown key" -- \
+  sweep sweeps/bad.yaml --out runs/bad
+check "nothing ran" test ! -e runs/bad
+printf 'experiments: [../experiments/tiny/quick.yaml]\nseeds: [1, 2]\ngird: {}\n' >sweeps/typo.yaml
+expect_error "an unknown sweep key" 'sweeps/typo.yaml:3: gird: unknown key (did you mean "grid"?)' -- sweep sweeps/typo.yaml
+printf 'experiments: [../experiments/tiny/absent.yaml]\n' >sweeps/absent.yaml
+expect_error "a missing experiment" "sweeps/absent.yaml:1: experiments\[0\]: .*absent.yaml does not exist" -- \
+  sweep sweeps/absent.yaml
+sed "s|$data/sts-dev.csv|$dir/nowhere.csv|" experiments/tiny/quick.yaml >experiments/tiny/nodata.yaml
+printf 'experiments: [../experiments/tiny/nodata.yaml]\n' >sweeps/nodata.yaml
+expect_error "a missing data file, before any run starts" "run nodata: tasks.sts.dev: $dir/nowhere.csv does not exist" -- \
+  sweep sweeps/nodata.yaml --out runs/nodata
+check "nothing ran" test ! -e runs/nodata
+sed 's/run: quick, split/run: quik, split/' tables/quick.yaml >tables/typo.yaml
+expect_error "an unknown run in a table" 'tables/typo.yaml:6: rows\[1\].run: no run "quik" in sweep .* (did you mean "quick"?)' -- \
+  report tables/typo.yaml
+expect_error "an unknown format" "format" -- report tables/quick.yaml --format html
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all sweep and report checks passed"
