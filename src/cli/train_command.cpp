@@ -117,7 +117,6 @@ void run_train(TrainArgs& args) {
   check_fresh_run_folder(run);
   run.create();
   const RunLock lock(run.root());
-  write_text_atomically(run.resolved_config(), resolved_yaml(config));
   const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
   spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
   Experiment experiment = start_experiment(config, run);

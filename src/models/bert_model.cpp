@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/enhanced_mask_decoder.h"
+#include "models/weight_init.h"
 
 namespace mtbert {
 
@@ -38,21 +39,6 @@ EncoderOutput BertModelImpl::encode(const torch::Tensor& embedded, const torch::
   return out;
 }
 
-void BertModelImpl::initialize_weights() {
-  torch::NoGradGuard no_grad;
-  const double std = config_.initializer_range;
-  for (auto& module : modules(/*include_self=*/false)) {
-    if (auto* linear = module->as<torch::nn::Linear>()) {
-      linear->weight.normal_(0.0, std);
-      if (linear->bias.defined()) linear->bias.zero_();
-    } else if (auto* embedding = module->as<torch::nn::Embedding>()) {
-      embedding->weight.normal_(0.0, std);
-      if (auto pad = embedding->options.padding_idx()) embedding->weight[*pad].zero_();
-    } else if (auto* norm = module->as<torch::nn::LayerNorm>()) {
-      norm->weight.fill_(1.0);
-      norm->bias.zero_();
-    }
-  }
-}
+void BertModelImpl::initialize_weights() { initialize_bert_style(*this, config_.initializer_range); }
 
 }  // namespace mtbert

@@ -7,12 +7,17 @@
 #include <torch/torch.h>
 
 #include "core/user_error.h"
+#include "models/parallel_pals.h"
+#include "models/top_pal.h"
 
 namespace mtbert {
 
-MultitaskModelImpl::MultitaskModelImpl(BertModel encoder, const std::vector<HeadSpec>& specs) {
+MultitaskModelImpl::MultitaskModelImpl(BertModel encoder, const std::vector<HeadSpec>& specs, const PalConfig& pals)
+    : pal_config_(pals) {
+  validate_pal_config(pals, "model.pals");
   const bool has_pooler = static_cast<bool>(encoder->pooler);
-  const int64_t hidden = encoder->config().hidden_size;
+  const ModelConfig config = encoder->config();
+  const int64_t hidden = config.hidden_size;
   bert = register_module("bert", std::move(encoder));
   torch::nn::ModuleDict dict;
   std::set<std::string> seen;
@@ -23,6 +28,13 @@ MultitaskModelImpl::MultitaskModelImpl(BertModel encoder, const std::vector<Head
     dict->update({{spec.task, TaskHead(spec, hidden).ptr()}});
   }
   heads = register_task_modules("heads", dict);
+  if (pals.kind == PalKind::none) return;
+  torch::nn::ModuleDict adapters;
+  for (const auto& spec : specs) {
+    if (pals.kind == PalKind::parallel) adapters->update({{spec.task, ParallelPals(config, pals).ptr()}});
+    else adapters->update({{spec.task, TopPal(config, pals).ptr()}});
+  }
+  this->pals = register_task_modules("pals", adapters);
 }
 
 torch::nn::ModuleDict MultitaskModelImpl::register_task_modules(const std::string& name,
@@ -59,10 +71,29 @@ torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, cons
   pooled.reserve(segments.size());
   const auto spec = head(task)->spec();
   for (size_t i = 0; i < segments.size(); ++i) {
-    auto out = bert->encode(embedded[i], segments[i].attention_mask, EncoderContext{});
+    const auto out = encode_segment(task, embedded[i], segments[i]);
     pooled.push_back(pool(out, segments[i].attention_mask, spec.pooling));
   }
   return head(task)->forward(pooled);
+}
+
+EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const torch::Tensor& embedded,
+                                                 const EncoderInputs& inputs) {
+  if (pal_config_.kind == PalKind::none) return bert->encode(embedded, inputs.attention_mask, EncoderContext{});
+  // The PALs' attention masks padding as the encoder's does.
+  const auto bias = attention_bias_from_mask(inputs.attention_mask, embedded.scalar_type());
+  if (pal_config_.kind == PalKind::parallel) {
+    EncoderContext ctx;
+    ParallelPals own(std::dynamic_pointer_cast<ParallelPalsImpl>((*pals)[task]));
+    ctx.parallel_adapter = [own, bias](int64_t layer, const torch::Tensor& input) mutable {
+      return own->forward(layer, input, bias);
+    };
+    return bert->encode(embedded, inputs.attention_mask, ctx);
+  }
+  EncoderOutput out = bert->encode(embedded, inputs.attention_mask, EncoderContext{});
+  out.last_hidden_state = (*pals)[task]->as<TopPalImpl>()->forward(out.last_hidden_state, bias);
+  if (bert->pooler) out.pooler_output = bert->pooler(out.last_hidden_state);
+  return out;
 }
 
 std::vector<torch::Tensor> MultitaskModelImpl::word_embed(const std::string& task,
@@ -127,7 +158,8 @@ void MultitaskModelImpl::freeze_encoder() {
 MultitaskModel MultitaskModelImpl::twin() const {
   std::vector<HeadSpec> specs;
   for (const auto& task : tasks()) specs.push_back(head(task)->spec());
-  MultitaskModel copy(BertModel(bert->config(), BertModelOptions{static_cast<bool>(bert->pooler)}), specs);
+  MultitaskModel copy(BertModel(bert->config(), BertModelOptions{static_cast<bool>(bert->pooler)}), specs,
+                      pal_config_);
   torch::NoGradGuard no_grad;
   auto dst_params = copy->named_parameters();
   for (const auto& item : named_parameters()) {

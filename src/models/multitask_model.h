@@ -11,6 +11,7 @@
 
 #include "models/bert_model.h"
 #include "models/encoder_inputs.h"
+#include "models/pal_config.h"
 #include "models/task_head.h"
 
 namespace mtbert {
@@ -19,10 +20,11 @@ class MultitaskModel;
 
 class MultitaskModelImpl : public torch::nn::Module {
  public:
-  // Registered as "bert" (the encoder) and "heads.<task>". Every head spec is
-  // validated (validate_head_spec); task names must be distinct. UserError
-  // otherwise.
-  MultitaskModelImpl(BertModel encoder, const std::vector<HeadSpec>& heads);
+  // Registered as "bert" (the encoder), "heads.<task>" and, with PALs,
+  // "pals.<task>" (parallel_pals.h or top_pal.h: each task's forward goes
+  // through its own). Every head spec is validated (validate_head_spec); task
+  // names must be distinct. UserError otherwise.
+  MultitaskModelImpl(BertModel encoder, const std::vector<HeadSpec>& heads, const PalConfig& pals = {});
 
   // segments: the one or two inputs of a batch (two for siamese pairs).
   // Returns the head's raw outputs (see task_head.h).
@@ -68,12 +70,18 @@ class MultitaskModelImpl : public torch::nn::Module {
   // flags: the SMART momentum teacher.
   MultitaskModel twin() const;
 
+  const PalConfig& pal_config() const { return pal_config_; }
+
   BertModel bert{nullptr};
   torch::nn::ModuleDict heads{nullptr};
+  torch::nn::ModuleDict pals{nullptr};  // with PALs only
 
  private:
   // Prefixes "<group>." of the per-task module groups.
   std::vector<std::string> task_groups_;
+  PalConfig pal_config_;
+  // One segment through the encoder, with the task's PALs when there are.
+  EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const EncoderInputs& inputs);
   void check_segments(const std::string& task, size_t count) const;
 };
 TORCH_MODULE(MultitaskModel);

@@ -11,6 +11,7 @@
 #include "core/safetensors.h"
 #include "core/user_error.h"
 #include "models/module_state.h"
+#include "models/pretrained_model.h"
 #include "tasks/sentencepiece_training.h"
 
 namespace mtbert {
@@ -209,7 +210,11 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
   torch::manual_seed(config.seed);
   BertModel encoder(model_config, BertModelOptions{with_pooler});
   encoder->initialize_weights();
-  e.model = MultitaskModel(encoder, heads);
+  PalConfig pals;
+  pals.kind = pal_kind_from_string(config.model.pals.kind, "model.pals.kind");
+  pals.rank = config.model.pals.rank;
+  pals.heads = config.model.pals.heads;
+  e.model = MultitaskModel(encoder, heads, pals);
   if (config.model.freeze_encoder) e.model->freeze_encoder();
   e.device = resolve_device(config.device);
   e.model->to(e.device);
@@ -226,20 +231,15 @@ Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& 
   const ModelConfig model_config = model_config_from_json(json, config.source.string() + ": model.config");
   write_text_atomically(run.model_config(), json.dump(2) + "\n");
 
-  SafetensorsFile weights;
-  const bool pretrained = !config.model.pretrained.empty();
-  if (pretrained) {
-    const fs::path file = fs::path(config.model.pretrained) / "model.safetensors";
-    if (!fs::exists(file))
-      throw UserError(fmt::format("{} has no model.safetensors (convert HuggingFace folders with "
-                                  "scripts/convert_hf_checkpoint.py)",
-                                  config.model.pretrained));
-    weights = read_safetensors(file);
-  }
-  const bool with_pooler = !pretrained || weights.tensors.count("pooler.dense.weight") > 0;
-  Experiment e = assemble(config, run, model_config, with_pooler);
-  if (pretrained)
-    load_module_state(*e.model->bert, weights.tensors, (fs::path(config.model.pretrained) / "model.safetensors").string());
+  if (config.model.pretrained.empty()) return assemble(config, run, model_config, /*with_pooler=*/true);
+  // model.config may change the architecture (disentangled attention on
+  // bert-base-uncased): load_pretrained checks the checkpoint against its own
+  // config, then initializes what the overrides add, from this seed.
+  torch::manual_seed(config.seed);
+  const PretrainedModel pretrained = load_pretrained(config.model.pretrained, config.model.config);
+  Experiment e = assemble(config, run, pretrained.config, static_cast<bool>(pretrained.model->pooler));
+  load_module_state(*e.model->bert, module_state(*pretrained.model),
+                    (fs::path(config.model.pretrained) / "model.safetensors").string());
   return e;
 }
 

@@ -111,6 +111,13 @@ void read_model(ConfigReader r, ModelSection& m) {
     m.config = node_to_json(*config);
   }
   r.read("freeze_encoder", m.freeze_encoder);
+  {
+    ConfigReader p = r.section("pals");
+    p.read("kind", m.pals.kind);
+    p.read("rank", m.pals.rank);
+    p.read("heads", m.pals.heads);
+    p.finish();
+  }
   read_tokenizer(r.section("tokenizer"), m.tokenizer);
   r.finish();
 }
@@ -210,6 +217,13 @@ void check_model(ConfigReader r, const ModelSection& m) {
   // Types of the keys the encoder knows are checked now; their values once
   // merged with the pretrained config.
   model_config_from_json(m.config, fmt::format("{}: {}", r.origin("config").describe(), r.key_path("config")));
+  ConfigReader pr = r.section("pals");
+  pr.check_choice("kind", m.pals.kind, {"none", "parallel", "top"});
+  at_least(pr, "rank", m.pals.rank, 1);
+  at_least(pr, "heads", m.pals.heads, 1);
+  pr.check(m.pals.rank % m.pals.heads == 0, "heads",
+           fmt::format("rank {} must be a multiple of heads {} (each head gets rank / heads features)", m.pals.rank,
+                       m.pals.heads));
   ConfigReader tr = r.section("tokenizer");
   const TokenizerConfig& t = m.tokenizer;
   tr.check_choice("kind", t.kind, {"auto", "wordpiece", "sentencepiece"});
@@ -218,8 +232,9 @@ void check_model(ConfigReader r, const ModelSection& m) {
            "\"auto\" uses the tokenizer of model.pretrained, which is not set: set model.pretrained, or choose "
            "wordpiece (with vocab) or sentencepiece (with model)");
   tr.check(t.kind != "wordpiece" || !t.vocab.empty(), "vocab", "kind wordpiece needs vocab: the path of a vocab.txt");
-  tr.check(t.kind != "sentencepiece" || !t.model.empty(), "model",
-           "kind sentencepiece needs model: the path of an spm.model (written there when trained from train_from)");
+  tr.check(t.kind != "sentencepiece" || !t.model.empty() || !t.train_from.empty(), "model",
+           "kind sentencepiece needs model (the path of an spm.model) or train_from (texts to train one on, "
+           "into the run folder)");
 }
 
 void check_smart(ConfigReader r, const SmartConfig& s) {

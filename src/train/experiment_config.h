@@ -50,6 +50,14 @@ struct TokenizerConfig {
   int64_t vocab_size = 8000;            // when training
 };
 
+// Projected Attention Layers (models/pal_config.h): none | parallel (beside
+// every encoder layer) | top (one low-rank block on top), per task.
+struct PalsSection {
+  std::string kind = "none";
+  int64_t rank = 204;
+  int64_t heads = 6;
+};
+
 struct ModelSection {
   // A converted model folder; empty: a randomly initialized encoder built from
   // `config`.
@@ -60,6 +68,7 @@ struct ModelSection {
   // ModelConfig keys need no change here; ModelConfig validates them.
   nlohmann::json config = nlohmann::json::object();
   bool freeze_encoder = false;
+  PalsSection pals;
   TokenizerConfig tokenizer;
 };
 

@@ -165,6 +165,11 @@ std::string resolved_yaml(const ExperimentConfig& c) {
   w.put("pretrained", c.model.pretrained);
   w.put_flow("config", c.model.config);
   w.put("freeze_encoder", c.model.freeze_encoder);
+  w.begin("pals");
+  w.put("kind", c.model.pals.kind);
+  w.put("rank", c.model.pals.rank);
+  w.put("heads", c.model.pals.heads);
+  w.end();
   w.begin("tokenizer");
   w.put("kind", c.model.tokenizer.kind);
   w.put("vocab", c.model.tokenizer.vocab);

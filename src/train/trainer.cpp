@@ -163,7 +163,7 @@ void Trainer::optimizer_step() {
   auto& groups = optimizer_->param_groups();
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * factor);
   optimizer_->step();
-  optimizer_->zero_grad();
+  clear_gradients(*optimizer_);
   if (teacher_) teacher_->update(e_.model);
   ++progress_.global_step;
 }
@@ -271,15 +271,14 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
       }
     }
     if (bar) bar->finish(fmt::format("{} optimizer steps", progress_.global_step));
-    const bool epoch_done = progress_.step_in_epoch >= steps;
-    if (epoch_done) {
+    // Evaluate at each epoch's end (or at max_steps) unless every N steps
+    // already did at this very step; the row carries the epoch just trained.
+    const bool evaluated_here = t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0;
+    if (!evaluated_here) eval_now();
+    if (progress_.step_in_epoch >= steps) {
       ++progress_.epoch;
       progress_.step_in_epoch = 0;
     }
-    // Evaluate at each epoch's end (or at max_steps) unless every N steps
-    // already did at this very step.
-    const bool evaluated_here = t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0;
-    if (!evaluated_here) eval_now();
     save_last();
     if (patience_exhausted()) return TrainEnd::early_stopped;
   }

@@ -7,6 +7,7 @@
 #include "core/user_error.h"
 #include "models/multitask_model.h"
 #include "test_support.h"
+#include "models/pal_reference.h"
 #include "models/tiny_multitask.h"
 
 using namespace mtbert;
@@ -176,4 +177,147 @@ TEST_CASE("twin copies architecture, weights and mode, with its own storage", "[
     model->head("sst")->classifier->weight.add_(1.0);
   }
   CHECK(!torch::equal(copy->head("sst")->classifier->weight, model->head("sst")->classifier->weight));
+}
+
+// --- Projected Attention Layers ------------------------------------------------
+
+namespace {
+
+MultitaskModel tiny_pal_model(PalKind kind) {
+  torch::manual_seed(5);
+  MultitaskModel model(tiny_encoder(tiny_config()), three_heads(), PalConfig{kind, 4, 2});
+  model->eval();
+  return model;
+}
+
+std::vector<EncoderInputs> segments_for(const std::string& task, const EncoderInputs& batch) {
+  return task == "sts" ? std::vector<EncoderInputs>{batch, batch} : std::vector<EncoderInputs>{batch};
+}
+
+}  // namespace
+
+TEST_CASE("PALs are task parameters under pals.<task>, counted per task", "[models][multitask][pals]") {
+  for (const PalKind kind : {PalKind::parallel, PalKind::top}) {
+    auto model = tiny_pal_model(kind);
+    INFO(pal_kind_name(kind));
+    const auto shared = identities(model->shared_parameters());
+    for (const auto& task : model->tasks()) {
+      const auto own = identities(model->task_parameters(task));
+      for (const auto& p : model->named_parameters()) {
+        const bool mine = p.key().rfind("pals." + task + ".", 0) == 0 || p.key().rfind("heads." + task + ".", 0) == 0;
+        INFO(p.key());
+        CHECK(own.count(p.value().unsafeGetTensorImpl()) == (mine ? 1u : 0u));
+        if (mine) CHECK(shared.count(p.value().unsafeGetTensorImpl()) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("a task's output does not depend on other tasks' PALs, and depends on its own", "[models][multitask][pals]") {
+  for (const PalKind kind : {PalKind::parallel, PalKind::top}) {
+    INFO(pal_kind_name(kind));
+    auto model = tiny_pal_model(kind);
+    torch::manual_seed(6);
+    const auto batch = tiny_batch(3, 6);
+    const auto before = model->forward("sst", {batch});
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& p : model->task_parameters("para")) p.add_(1.0);
+      for (const auto& p : model->task_parameters("sts")) p.mul_(-3.0);
+    }
+    CHECK(torch::equal(model->forward("sst", {batch}), before));
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& p : model->named_parameters())
+        if (p.key().rfind("pals.sst.", 0) == 0) p.value().add_(0.5);
+    }
+    CHECK(test::max_abs_diff(model->forward("sst", {batch}), before) > 1e-3);
+  }
+}
+
+TEST_CASE("gradients of a task's loss reach only its own PALs and head, and the encoder",
+          "[models][multitask][pals]") {
+  for (const PalKind kind : {PalKind::parallel, PalKind::top}) {
+    INFO(pal_kind_name(kind));
+    auto model = tiny_pal_model(kind);
+    const auto batch = tiny_batch(3, 6);
+    for (const std::string task : {"sst", "para", "sts"}) {
+      INFO(task);
+      for (auto& p : model->parameters()) p.mutable_grad().reset();
+      const auto out = model->forward(task, segments_for(task, batch));
+      out.pow(2).sum().backward();
+      for (const auto& p : model->named_parameters()) {
+        const std::string& name = p.key();
+        const bool pal_or_head = name.rfind("pals.", 0) == 0 || name.rfind("heads.", 0) == 0;
+        if (!pal_or_head) continue;
+        const bool own = name.rfind("pals." + task + ".", 0) == 0 || name.rfind("heads." + task + ".", 0) == 0;
+        INFO(name);
+        CHECK(p.value().grad().defined() == own);
+      }
+      // Every parameter of the task's own PALs learns (V_E, V_D and each layer's attention).
+      for (const auto& p : model->named_parameters())
+        if (p.key().rfind("pals." + task + ".", 0) == 0) {
+          INFO(p.key());
+          CHECK(p.value().grad().abs().sum().item<double>() > 0);
+        }
+    }
+  }
+}
+
+TEST_CASE("freeze_encoder with PALs leaves only heads and PALs trainable", "[models][multitask][pals]") {
+  auto model = tiny_pal_model(PalKind::parallel);
+  model->freeze_encoder();
+  for (const auto& p : model->named_parameters()) {
+    INFO(p.key());
+    CHECK(p.value().requires_grad() == (p.key().rfind("heads.", 0) == 0 || p.key().rfind("pals.", 0) == 0));
+  }
+}
+
+TEST_CASE("parallel PALs whose decoder is zero leave the model as it is without them", "[models][multitask][pals]") {
+  // GELU(V_D x) with V_D = 0 is 0: every layer's output LayerNorm sees what it sees without PALs.
+  auto with_pals = tiny_pal_model(PalKind::parallel);
+  torch::manual_seed(5);
+  MultitaskModel without(tiny_encoder(tiny_config()), three_heads());
+  without->eval();
+  {
+    torch::NoGradGuard no_grad;
+    auto dst = without->named_parameters();
+    for (const auto& p : with_pals->named_parameters()) {
+      if (p.key().rfind("pals.", 0) == 0) {
+        if (p.key().find(".decoder.") != std::string::npos) p.value().zero_();
+        continue;
+      }
+      dst[p.key()].copy_(p.value());
+    }
+  }
+  const auto batch = tiny_batch(3, 6);
+  for (const std::string task : {"sst", "para", "sts"}) {
+    INFO(task);
+    CHECK(test::max_abs_diff(with_pals->forward(task, segments_for(task, batch)),
+                             without->forward(task, segments_for(task, batch))) < 1e-6);
+  }
+}
+
+TEST_CASE("a top PAL feeds the head, the pooler included, and twins keep their PALs", "[models][multitask][pals]") {
+  auto model = tiny_pal_model(PalKind::top);
+  const auto batch = tiny_batch(3, 6), other = tiny_batch(3, 6);
+  // sts pools with the pooler (a cosine of two different inputs): it must pool
+  // the PAL's output, so changing the PAL changes sts.
+  const auto before = model->forward("sts", {batch, other});
+  auto twin = model->twin();
+  CHECK(twin->pal_config().kind == PalKind::top);
+  CHECK(torch::equal(twin->forward("sts", {batch, other}), before));
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : model->named_parameters())
+      if (p.key().rfind("pals.sts.decoder", 0) == 0) p.value().add_(0.3);
+  }
+  CHECK(test::max_abs_diff(model->forward("sts", {batch, other}), before) > 1e-4);
+}
+
+TEST_CASE("PAL settings that cannot work are user errors", "[models][multitask][pals]") {
+  CHECK_THROWS_AS(MultitaskModel(tiny_encoder(tiny_config()), three_heads(), PalConfig{PalKind::parallel, 5, 2}),
+                  UserError);
+  CHECK_THROWS_AS(MultitaskModel(tiny_encoder(tiny_config()), three_heads(), PalConfig{PalKind::top, 0, 1}),
+                  UserError);
 }

@@ -140,6 +140,9 @@ TEST_CASE("left-out keys take the documented defaults", "[experiment_config]") {
   CHECK(c.tasks[0].dev.empty());
   CHECK(c.tasks[0].dropout == task.dropout);
   CHECK(c.tasks[0].smart.radius == 0);
+  CHECK(c.model.pals.kind == "none");
+  CHECK(c.model.pals.rank == 204);
+  CHECK(c.model.pals.heads == 6);
   CHECK(c.train.lr == train.lr);
   CHECK(c.train.sampler.kind == train.sampler.kind);
   CHECK(c.train.schedule.kind == train.schedule.kind);
@@ -288,8 +291,12 @@ TEST_CASE("missing required keys are errors", "[experiment_config]") {
              Contains("model.tokenizer.kind: \"auto\" uses the tokenizer of model.pretrained, which is not set"));
   CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {kind: wordpiece}}\n"),
              Contains(":4: model.tokenizer.vocab: kind wordpiece needs vocab"));
-  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {kind: sentencepiece, train_from: [tasks]}}\n"),
-             Contains(":4: model.tokenizer.model: kind sentencepiece needs model"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {kind: sentencepiece}}\n"),
+             Contains(":4: model.tokenizer.model: kind sentencepiece needs model (the path of an spm.model) or "
+                      "train_from"));
+  // Trained into the run folder only.
+  CHECK_NOTHROW(mtbert::load_experiment(dir.write(
+      "run-only.yaml", std::string(kMinimal) + "model: {tokenizer: {kind: sentencepiece, train_from: [tasks]}}\n")));
   CHECK_NOTHROW(mtbert::load_experiment(
       dir.write("random.yaml", std::string(kMinimal) +
                                    "model: {tokenizer: {kind: sentencepiece, model: spm.model, train_from: tasks}}\n")));
@@ -317,6 +324,10 @@ TEST_CASE("rules across keys", "[experiment_config]") {
   CHECK_THAT(error_of(dir, "tasks:\n  sts: {train: a, combine: cosine}\nmodel: {pretrained: p}\n"),
              Contains(":2: tasks.sts.combine: cosine compares two separately encoded sentences: it needs "
                       "pair_mode: siamese"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {pretrained: p, pals: {kind: parallel, rank: 100}}\n"),
+             Contains("model.pals.heads: rank 100 must be a multiple of heads 6"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {pretrained: p, pals: {kind: paralel}}\n"),
+             Contains("model.pals.kind"));
   CHECK_THAT(error_of(dir, m + "name: a/b\n"), Contains("name: \"a/b\" cannot name a run folder"));
   CHECK_THAT(error_of(dir, "tasks:\n  s.s: {train: a}\n"),
              Contains(":2: tasks.s.s: a task name may only hold letters, digits, _ and -"));

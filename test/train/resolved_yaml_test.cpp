@@ -24,6 +24,9 @@ void check_same(const mtbert::ExperimentConfig& a, const mtbert::ExperimentConfi
   CHECK(a.model.pretrained == b.model.pretrained);
   CHECK(a.model.config == b.model.config);
   CHECK(a.model.freeze_encoder == b.model.freeze_encoder);
+  CHECK(a.model.pals.kind == b.model.pals.kind);
+  CHECK(a.model.pals.rank == b.model.pals.rank);
+  CHECK(a.model.pals.heads == b.model.pals.heads);
   const auto &ta = a.model.tokenizer, &tb = b.model.tokenizer;
   CHECK(ta.kind == tb.kind);
   CHECK(ta.vocab == tb.vocab);
@@ -122,6 +125,7 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
                     {"digits", "0123"},
                     {"nested", {{"list", {1, "two", 3.5, nullptr}}}}};
   c.model.freeze_encoder = false;
+  c.model.pals = {"top", 132, 6};
   c.model.tokenizer.kind = "sentencepiece";
   c.model.tokenizer.model = "spm $$.model";
   c.model.tokenizer.train_from = {"tasks", "null", "yes", "", " padded "};

@@ -1,0 +1,29 @@
+#pragma once
+// Multi-head self-attention inside a PAL's projected space (width = rank):
+// query, key and value projections, scaled dot-product attention with the
+// padding bias and attention dropout, heads concatenated. No output
+// projection: the PAL's decoder V_D follows (as in the authors' code).
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+
+namespace mtbert {
+
+class ProjectedSelfAttentionImpl : public torch::nn::Module {
+ public:
+  ProjectedSelfAttentionImpl(int64_t width, int64_t heads, double attention_dropout);
+
+  // x: [B, N, width]; attention_bias: additive, broadcastable to
+  // [B, heads, N, N] (see encoder_context.h), or undefined.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& attention_bias);
+
+  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+
+ private:
+  int64_t heads_;
+  int64_t head_dim_;
+};
+TORCH_MODULE(ProjectedSelfAttention);
+
+}  // namespace mtbert
