@@ -1,5 +1,6 @@
 // mtbert attention: the attention probabilities of every layer and head for
-// one text (or text pair), for the report's heatmaps, BERT and DeBERTa alike.
+// one text (or text pair), for the report's heatmaps, BERT and DeBERTa alike,
+// of a model folder (--model) or of a trained run's encoder (--run).
 //
 // Writes two files:
 //   OUTPUT (.pt)           torch.save dict: "attentions" float32 [layers, heads, N, N]
@@ -25,6 +26,8 @@
 #include "tasks/sequence_encoder.h"
 #include "tasks/token_batch.h"
 #include "tasks/tokenizer.h"
+#include "train/checkpoint.h"
+#include "train/experiment.h"
 
 namespace mtbert::cli {
 
@@ -34,6 +37,8 @@ namespace fs = std::filesystem;
 
 struct AttentionArgs {
   std::string model_dir;
+  std::string run_dir;
+  std::string checkpoint = "best";
   std::string text;
   std::string text2;
   std::string output;
@@ -48,25 +53,54 @@ fs::path tokens_path(const fs::path& output) {
   return p;
 }
 
+// The encoder whose attention is drawn, with its tokenizer.
+struct AttentionSource {
+  BertModel model{nullptr};
+  ModelConfig config;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string name;  // what the sidecar records as "model"
+};
+
+AttentionSource from_model_folder(const std::string& dir) {
+  PretrainedModel pretrained = load_pretrained(dir);
+  return {pretrained.model, pretrained.config, load_tokenizer(dir), dir};
+}
+
+// A run's encoder after fine-tuning, from one of its checkpoints.
+AttentionSource from_run(const std::string& dir, const std::string& checkpoint) {
+  RunDirectory run(dir);
+  if (!fs::exists(run.resolved_config()))
+    throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", dir));
+  if (!run.has_checkpoint(checkpoint))
+    throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", dir, checkpoint));
+  Experiment e = reopen_experiment(load_experiment(run.resolved_config()), run);
+  load_checkpoint_weights(run, checkpoint, e.model);
+  e.model->to(torch::kCPU);
+  e.model->eval();
+  return {e.model->bert, e.model_config, std::move(e.tokenizer), fmt::format("{} ({})", dir, checkpoint)};
+}
+
 void run_attention(const AttentionArgs& args) {
   if (args.text.empty()) throw UserError("attention needs a non-empty --text");
   const fs::path output(args.output);
   if (output.extension() == ".json")
     throw UserError(fmt::format("--output {} must not end in .json (the tokens go to a .tokens.json beside it)",
                                 args.output));
+  if (args.model_dir.empty() == args.run_dir.empty()) throw UserError("attention needs one of --model or --run");
   set_thread_count(args.threads);
-  PretrainedModel pretrained = load_pretrained(args.model_dir);
-  auto tokenizer = load_tokenizer(args.model_dir);
-  const int64_t max_length = args.max_length > 0 ? args.max_length : pretrained.config.max_position_embeddings;
+  AttentionSource source =
+      args.run_dir.empty() ? from_model_folder(args.model_dir) : from_run(args.run_dir, args.checkpoint);
+  const auto& tokenizer = source.tokenizer;
+  const int64_t max_length = args.max_length > 0 ? args.max_length : source.config.max_position_embeddings;
   Encoding encoding = args.text2.empty() ? encode_single(*tokenizer, args.text, max_length)
                                          : encode_pair(*tokenizer, args.text, args.text2, max_length);
   TokenBatch batch = to_tensors(pad_batch({encoding}, tokenizer->special_ids().pad));
   EncoderInputs inputs =
-      check_encoder_inputs({batch.input_ids, batch.attention_mask, batch.token_type_ids}, pretrained.config,
-                           fmt::format("the tokenizer of {}", args.model_dir));
+      check_encoder_inputs({batch.input_ids, batch.attention_mask, batch.token_type_ids}, source.config,
+                           fmt::format("the tokenizer of {}", source.name));
 
   torch::NoGradGuard no_grad;
-  EncoderOutput out = pretrained.model(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids,
+  EncoderOutput out = source.model(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids,
                                        /*output_attentions=*/true);
   std::vector<torch::Tensor> per_layer;
   for (const auto& probs : out.attentions) per_layer.push_back(probs[0].to(torch::kFloat));
@@ -78,17 +112,17 @@ void run_attention(const AttentionArgs& args) {
   sidecar["tokens"] = nlohmann::json::array();
   for (int64_t id : encoding.ids) sidecar["tokens"].push_back(tokenizer->id_to_piece(id));
   sidecar["layers"] = nlohmann::json::array();
-  for (int64_t i = 0; i < pretrained.config.num_hidden_layers; ++i) sidecar["layers"].push_back(fmt::format("layer.{}", i));
-  for (int64_t i = 0; i < pretrained.config.emd_layers; ++i) sidecar["layers"].push_back(fmt::format("emd.{}", i));
-  sidecar["heads"] = pretrained.config.num_attention_heads;
-  sidecar["model"] = args.model_dir;
+  for (int64_t i = 0; i < source.config.num_hidden_layers; ++i) sidecar["layers"].push_back(fmt::format("layer.{}", i));
+  for (int64_t i = 0; i < source.config.emd_layers; ++i) sidecar["layers"].push_back(fmt::format("emd.{}", i));
+  sidecar["heads"] = source.config.num_attention_heads;
+  sidecar["model"] = source.name;
   sidecar["text"] = args.text;
   sidecar["text2"] = args.text2.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.text2);
 
   write_tensor_dict(output, result);
   write_text_atomically(tokens_path(output), sidecar.dump(2) + "\n");
   spdlog::info("attention of {} layer(s) x {} head(s) over {} tokens -> {} (+ {})", per_layer.size(),
-               pretrained.config.num_attention_heads, encoding.ids.size(), output.string(),
+               source.config.num_attention_heads, encoding.ids.size(), output.string(),
                tokens_path(output).string());
 }
 
@@ -98,9 +132,14 @@ void add_attention_command(CLI::App& app) {
   auto args = std::make_shared<AttentionArgs>();
   auto* cmd = app.add_subcommand(
       "attention", "Write every layer's and head's attention probabilities for a text (or pair), for heatmaps");
-  cmd->add_option("--model", args->model_dir, "Model folder (from scripts/convert_hf_checkpoint.py)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
+  auto* model = cmd->add_option("--model", args->model_dir, "Model folder (from scripts/convert_hf_checkpoint.py)")
+                    ->check(CLI::ExistingDirectory);
+  auto* run = cmd->add_option("--run", args->run_dir, "A training run's folder: its fine-tuned encoder")
+                  ->check(CLI::ExistingDirectory)
+                  ->excludes(model);
+  cmd->add_option("--checkpoint", args->checkpoint, "With --run: best or last")
+      ->check(CLI::IsMember({"best", "last"}))
+      ->needs(run);
   cmd->add_option("--text", args->text, "The text (first segment)")->required();
   cmd->add_option("--text2", args->text2, "Optional second segment of a pair");
   cmd->add_option("--output", args->output,

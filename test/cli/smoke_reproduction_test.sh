@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole chain of issue "reports as YAML": scripts/smoke_reproduction.sh
+# trains every row of the three reports' tables in the smoke setting, writes
+# each table (md, csv, tex) and each run's figures. Checks that all of them
+# exist, that every row has its run, and that the tables say they are smoke
+# runs. SKIPPED without ../shared/data. A few minutes.
+set -euo pipefail
+
+src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+failures=0
+check() {  # check NAME COMMAND...
+  local name="$1"; shift
+  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failures=$((failures + 1)); fi
+}
+
+out="$("$src/scripts/smoke_reproduction.sh" "$dir/smoke" 2>"$dir/log")" || { cat "$dir/log"; exit 1; }
+if grep -q "SKIPPED:" <<<"$out"; then echo "$out"; exit 0; fi
+
+declare -A rows=([deberta_table2]=5 [final_table1]=5 [pal_table1]=4)
+for table in "${!rows[@]}"; do
+  for ext in md csv tex; do check "$table.$ext written" test -s "$dir/smoke/$table/table.$ext"; done
+  check "$table: banner" grep -q "SMOKE RUNS, NOT THE PAPERS' SETTING" "$dir/smoke/$table/table.md"
+  check "$table: booktabs" grep -q '\\toprule' "$dir/smoke/$table/table.tex"
+  check "$table: no missing runs" bash -c "! grep -qi 'missing' '$dir/smoke/$table/table.md'"
+  runs=$(find "$dir/smoke/$table" -mindepth 2 -maxdepth 2 -name summary.json | wc -l)
+  check "$table: ${rows[$table]} finished runs ($runs)" test "$runs" -eq "${rows[$table]}"
+  for run in "$dir/smoke/$table"/*/; do
+    for figure in training-curves para-dev-confusion sst-dev-histogram sts-dev-histogram attention-attention-L0_Hall; do
+      check "$(basename "$run") $figure.png" test -s "$run/figures/$figure.png"
+    done
+    check "$(basename "$run") finished" grep -q '"status": "finished"' "$run/summary.json"
+  done
+done
+
+[[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
