@@ -7,6 +7,7 @@
 
 #include "tasks/metrics.h"
 #include "tasks/prediction_file.h"
+#include "train/autocast_scope.h"
 #include "train/model_inputs.h"
 
 namespace mtbert {
@@ -32,7 +33,11 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(e.device));
   for (const auto& indices : plan_batches(data, options, 0)) {
     TaskBatch batch = make_batch(data, indices);
-    auto outputs = e.model(task.name(), model_inputs(batch, e.device));
+    torch::Tensor outputs;
+    {
+      const AutocastScope autocast(e.device, e.config.precision == "bf16");
+      outputs = e.model(task.name(), model_inputs(batch, e.device));
+    }
     auto predicted = head->predictions(outputs).to(torch::kCPU, torch::kDouble);
     auto values = predicted.accessor<double, 1>();
     for (int64_t i = 0; i < batch.size(); ++i) result.predictions[batch.indices[i]] = values[i];

@@ -162,7 +162,7 @@ struct ExperimentConfig {
   uint64_t seed = 11711;
   int64_t threads = 0;           // 0: one per core
   std::string device = "cpu";    // cpu | cuda | auto
-  std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA)
+  std::string precision = "fp32";  // fp32 | bf16 (autocast, train/autocast_scope.h)
   std::string output_dir;        // default: runs/<name>
   // Labels recorded in the run's summary.json, e.g. [smoke] for runs that are
   // not the papers' setting (mtbert report prints a banner for them).

@@ -9,6 +9,7 @@
 #include "core/build_info.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "train/autocast_scope.h"
 #include "train/checkpoint.h"
 #include "train/gradient_clipping.h"
 #include "train/model_inputs.h"
@@ -137,6 +138,7 @@ void Trainer::restore_last_checkpoint() {
 }
 
 torch::Tensor Trainer::task_loss(const std::string& task, const TaskBatch& batch) {
+  const AutocastScope autocast(e_.device, e_.config.precision == "bf16");
   const TaskConfig& config = e_.task(task).config;
   const auto inputs = model_inputs(batch, e_.device);
   const auto labels = batch.labels.to(e_.device, /*non_blocking=*/true);

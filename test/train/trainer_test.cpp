@@ -114,3 +114,25 @@ TEST_CASE("an interrupted run resumes to identical metrics and weights", "[train
     CHECK(torch::equal(tensor, resumed.weights.at(name)));
   }
 }
+
+TEST_CASE("bf16 precision trains through autocast with float32 weights", "[trainer][autocast]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 320, 120, 1);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
+  config.precision = "bf16";
+  config.train.epochs = 3;
+  for (auto& t : config.tasks) {
+    if (t.name == "cfimdb") continue;
+    t.pair_mode = "siamese";
+    t.pooling = "mean";
+  }
+  Run run = train(config, tmp.path() / "run");
+  const auto& best = run.summary["best"];
+  INFO(run.summary.dump(2));
+  CHECK(best["dev"]["cfimdb"]["value"].get<double>() > 0.9);
+  CHECK(best["dev"]["sts"]["value"].get<double>() > 0.3);
+  for (const auto& [name, tensor] : run.weights) {
+    INFO(name);
+    CHECK(tensor.scalar_type() == torch::kFloat);
+  }
+}

@@ -1,0 +1,32 @@
+#pragma once
+// Mixed precision for a forward pass (`precision: bf16`): while a scope is
+// alive, autocast runs the matrix products of `device`'s type in bfloat16;
+// the parameters stay float32 (AdamW updates float32 master weights),
+// autocast keeps LayerNorm, softmax and reductions in float32, and the heads
+// compute losses and divergences in float32 (task_head.cpp). Backward runs
+// after the scope, in the dtypes the forward pass chose, as PyTorch advises.
+//
+// Works on CUDA and on CPU (LibTorch's CPU autocast; useful on CPUs with
+// bf16 instructions, and to test this path on machines without a GPU). Built
+// against LibTorch 1.13's per-backend calls or 2.4+'s per-device ones.
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+namespace mtbert {
+
+class AutocastScope {
+ public:
+  // enabled false: a scope that changes nothing.
+  AutocastScope(c10::Device device, bool enabled);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_;
+  c10::DeviceType type_;
+  bool previous_enabled_ = false;
+  c10::ScalarType previous_dtype_ = c10::ScalarType::Float;
+};
+
+}  // namespace mtbert
