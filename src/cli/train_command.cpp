@@ -115,12 +115,19 @@ void run_train(TrainArgs& args) {
       load_experiment(config_path, overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
   check_fresh_run_folder(run);
+  const bool existed = fs::exists(run.root());
   run.create();
   const RunLock lock(run.root());
   const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
   spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
-  Experiment experiment = start_experiment(config, run);
-  run_training(experiment, run, /*resume=*/false, args);
+  try {
+    Experiment experiment = start_experiment(config, run);
+    run_training(experiment, run, /*resume=*/false, args);
+  } catch (...) {
+    // Nothing half-written stays behind a run that never reached a checkpoint.
+    if (!run.has_checkpoint("last")) run.discard_unstarted(/*remove_root=*/!existed);
+    throw;
+  }
 }
 
 }  // namespace

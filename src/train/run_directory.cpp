@@ -22,6 +22,14 @@ void RunDirectory::create() const {
   }
 }
 
+void RunDirectory::discard_unstarted(bool remove_root) const {
+  std::error_code ec;
+  if (!fs::is_directory(root_, ec)) return;
+  for (const auto& entry : fs::directory_iterator(root_, ec))
+    if (entry.path() != train_log()) fs::remove_all(entry.path(), ec);
+  if (remove_root && fs::is_empty(root_, ec)) fs::remove(root_, ec);
+}
+
 bool RunDirectory::has_checkpoint(const std::string& name) const {
   return fs::is_directory(checkpoint(name)) || fs::is_directory(checkpoint(name + ".old"));
 }

@@ -46,6 +46,12 @@ class RunDirectory {
   // Creates the folder and its subfolders.
   void create() const;
 
+  // Undoes a run that failed before its first checkpoint (a bad data row, a
+  // missing file): removes everything but train.log, and the folder itself
+  // when `remove_root` and nothing is left, so that rerunning the same
+  // command after the fix starts afresh.
+  void discard_unstarted(bool remove_root) const;
+
   // Whether checkpoint `name` exists (also when only its previous copy
   // survived an interruption during replacement).
   bool has_checkpoint(const std::string& name) const;

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `mtbert train / eval / predict` end to end on the committed quickstart data
+# with a tiny random encoder: a run completes and prints its table; bad
+# config keys, corrupt rows and missing files are one line, exit code 2, and
+# leave no run folder behind; SIGINT saves a checkpoint (exit 130) and
+# --resume finishes the run; eval and predict read the run folder.
+set -euo pipefail
+
+bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
+src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+failures=0
+ok() { echo "ok: $1"; }
+fail() { echo "FAILED: $1"; failures=$((failures + 1)); }
+check() {  # check NAME COMMAND...
+  local name="$1"; shift
+  if "$@"; then ok "$name"; else fail "$name"; fi
+}
+expect_error() {  # expect_error NAME STDERR_PATTERN -- ARGS...
+  local name="$1" pattern="$2"; shift 3
+  local status=0
+  "$bin" "$@" >"$dir/out" 2>"$dir/err" || status=$?
+  # Log lines go to stderr too; the error is the one line starting "mtbert: error:".
+  if [[ $status -eq 2 ]] && [[ $(grep -c "^mtbert: error:" "$dir/err") -eq 1 ]] && grep -q -- "$pattern" "$dir/err"; then
+    ok "$name"
+  else
+    fail "$name (exit $status, stderr: $(cat "$dir/err"))"
+  fi
+}
+
+cd "$src"
+tiny=(model.config.hidden_size=32 model.config.num_hidden_layers=1 model.config.num_attention_heads=2
+      model.config.intermediate_size=64 tasks.sst.limit_train=200 tasks.para.limit_train=200
+      tasks.sts.limit_train=200 tasks.sst.limit_dev=100 tasks.para.limit_dev=100 tasks.sts.limit_dev=100
+      train.epochs=2 threads=1)
+
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" --out "$dir/run" --no-progress >"$dir/out" 2>"$dir/log"
+check "a run prints its dev table" grep -q "^overall" "$dir/out"
+check "summary: finished" grep -q '"status": "finished"' "$dir/run/summary.json"
+check "leaderboard predictions" test -s "$dir/run/predictions/sst-test-output.csv"
+
+"$bin" eval "$dir/run" --split dev >"$dir/eval" 2>/dev/null
+check "eval reproduces the best dev score" \
+  bash -c "[[ \"\$(grep '^overall' '$dir/eval' | awk '{print \$2}')\" == \"\$(grep '^overall' '$dir/out' | awk '{print \$2}')\" ]]"
+check "predict sst prints a class" bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null | grep -Eq '^[0-4]'"
+check "predict sts prints a score" \
+  bash -c "'$bin' predict '$dir/run' --task sts --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[0-9.]+$'"
+
+printf '\tid\tsentence\tsentiment\n0\tabc\tfine text\t1\n1\tdef\tanother\tseven\n' >"$dir/bad.csv"
+expect_error "an unknown key, with a suggestion" 'train.batch_sise: unknown key (did you mean "batch_size"?)' -- \
+  train experiments/quickstart.yaml train.batch_sise=4 --out "$dir/r1"
+expect_error "a corrupt data row names file and line" "$dir/bad.csv:3" -- \
+  train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.train="$dir/bad.csv" train.on_bad_row=error --out "$dir/r2"
+check "  ... and leaves no run folder" test ! -e "$dir/r2"
+expect_error "a missing data file" "$dir/missing.csv" -- \
+  train experiments/quickstart.yaml "${tiny[@]}" tasks.sts.dev="$dir/missing.csv" --out "$dir/r3"
+check "  ... and leaves no run folder" test ! -e "$dir/r3"
+expect_error "a finished run is not overwritten" "already holds a finished run" -- \
+  train experiments/quickstart.yaml --out "$dir/run"
+
+# SIGINT: a checkpoint, exit 130, then --resume finishes the run.
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=40 --out "$dir/int" --no-progress \
+  >/dev/null 2>"$dir/int.log" &
+pid=$!
+for _ in $(seq 1 600); do [[ -d "$dir/int/checkpoints/last" ]] && break; sleep 0.1; done
+kill -INT "$pid"
+status=0; wait "$pid" || status=$?
+check "SIGINT ends with exit 130 ($status)" test "$status" -eq 130
+check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/summary.json"
+"$bin" train --resume "$dir/int" train.epochs=40 >/dev/null 2>&1 && fail "--resume refuses overrides" || ok "--resume refuses overrides"
+"$bin" train --resume "$dir/int" --no-progress >/dev/null 2>"$dir/resume.log"
+check "--resume finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
+
+[[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
