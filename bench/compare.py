@@ -13,6 +13,11 @@ median. The ratio of a unit is the median over rounds of that round's ratio
 (a slow spell of a shared machine hits both runs of a round alike); the
 throughputs shown are the medians over rounds.
 
+Before every run it samples /proc/stat for two seconds and, while other
+processes keep more than --max-busy of the machine's CPU time busy, waits
+(this machine is shared: another tenant's compile halves a 2-core benchmark);
+each line records that busy share ("others_busy") and the load average.
+
 --wait-policy also runs mtbert's train_step units with OMP_WAIT_POLICY=ACTIVE
 in every round (libgomp's default, which mtbert replaces with PASSIVE by
 re-executing itself) and reports ACTIVE / PASSIVE throughput.
@@ -27,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
@@ -47,10 +53,14 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="for the model cases")
     p.add_argument("--extra", default="", help="more flags for both benches, e.g. \"--hidden 64 --layers 1\"")
     p.add_argument("--wait-policy", action="store_true", help="also mtbert's train_step with OMP_WAIT_POLICY=ACTIVE")
     p.add_argument("--relpos", action="store_true", help="also the relative-position op's benchmark")
     p.add_argument("--raw", help="append every JSON line here")
+    p.add_argument("--max-busy", type=float, default=0.15,
+                   help="wait before a run while other processes use more than this share of all CPUs (1: never wait)")
+    p.add_argument("--max-wait", type=float, default=900, help="seconds to wait for a quiet machine, then run anyway")
     args = p.parse_args(argv)
     args.case = args.case or list(CASES)
     args.preset = args.preset or ["small", "base"]
@@ -74,8 +84,34 @@ def unit_flags(args, unit):
     flags = ["--case", case, "--steps", str(args.steps), "--warmup", str(args.warmup),
              "--threads", str(args.threads), "--batch", str(args.batch)]
     if preset:
-        flags += ["--preset", preset, "--length", str(length)]
+        flags += ["--preset", preset, "--length", str(length), "--precision", args.precision]
     return flags + args.extra.split()
+
+
+def busy_share(seconds=2.0):
+    """Share of all CPUs' time spent busy during `seconds` (0..1), from /proc/stat."""
+    def sample():
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return values[3] + values[4], sum(values)  # idle + iowait, total
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
+
+
+def wait_for_quiet(args):
+    """Waits while other processes keep the machine busier than --max-busy; returns the last share seen."""
+    if not os.path.exists("/proc/stat"):
+        return None
+    waited, share = 0.0, busy_share()
+    while share > args.max_busy and waited < args.max_wait:
+        time.sleep(8)
+        waited += 10
+        share = busy_share()
+    if share > args.max_busy:
+        print(f"compare.py: machine still {share:.0%} busy after {waited:.0f} s; running anyway", file=sys.stderr)
+    return round(share, 3)
 
 
 def run_json(command, policy):
@@ -94,7 +130,7 @@ def main(argv):
             "peer": lambda flags: run_json(peer + flags, "PASSIVE")}
     if args.wait_policy:
         runs["mtbert-active"] = lambda flags: run_json([mtbert, "bench"] + flags, "ACTIVE")
-    raw = open(args.raw, "a") if args.raw else None
+    raw = open(args.raw, "a", buffering=1) if args.raw else None
 
     results = {}  # (unit, impl) -> [line per round]
     for r in range(args.rounds):
@@ -105,8 +141,10 @@ def main(argv):
             if args.wait_policy and unit[0] == "train_step":
                 order.append("mtbert-active")
             for impl in order:
+                busy = wait_for_quiet(args)
+                load = os.getloadavg()[0]
                 for line in runs[impl](unit_flags(args, unit)):
-                    line["round"], line["load_before"] = r, load
+                    line["round"], line["others_busy"], line["load_before"] = r, busy, round(load, 2)
                     if impl == "mtbert-active":
                         line["impl"] = "mtbert"
                     if raw:
@@ -119,7 +157,7 @@ def main(argv):
             if raw:
                 raw.write(json.dumps(line) + "\n")
 
-    print(f"threads {args.threads}, batch {args.batch} per task, {args.rounds} rounds, "
+    print(f"threads {args.threads}, {args.precision}, batch {args.batch} per task, {args.rounds} rounds, "
           f"{args.steps} timed steps after {args.warmup} warm-up per run\n")
     print("| case | model | N | mtbert /s | peer /s | ratio (median of rounds) | per round |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- |")

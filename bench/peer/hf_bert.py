@@ -202,6 +202,7 @@ class MultitaskPeer(nn.Module):
         return out if task == "sst" else out.squeeze(-1)
 
     def loss(self, task, outputs, labels):
+        outputs = outputs.float()  # losses in float32 under autocast, as mtbert's heads compute them
         if task == "sst":
             return F.cross_entropy(outputs, labels.long())
         if task == "para":

@@ -10,9 +10,11 @@ algorithm).
 Cases:
   encoder_forward  BertModel inference (eval, no autograd) on random ids [B, N], full mask
   train_step       one multi-task step: a batch of each of sst, para, sts (the
-                   "mixed" sampler), each task's loss backward in turn (as
-                   mtbert's trainer does), global-norm clipping to 1.0, AdamW
-                   step, zero_grad; examples/s counts 3 * B per step
+                   "mixed" sampler), each task's forward pass (under bf16
+                   autocast with --precision bf16) and loss, its backward in
+                   turn (as mtbert's trainer does), global-norm clipping to
+                   1.0, AdamW step, zero_grad(set_to_none=True) (what mtbert
+                   does, and PyTorch 2's default); examples/s counts 3 * B per step
   tokenizer        [CLS] + WordPiece ids + [SEP] of every SST train sentence
 Timings: each step (pass) timed alone after --warmup untimed ones; medians.
 """
@@ -53,6 +55,7 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=1, help="untimed repetitions first")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads (0: one per core)")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="bf16: autocast forward passes")
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--lr", type=float, default=1e-5)
     p.add_argument("--vocab-size", type=int, default=30522)
@@ -93,6 +96,10 @@ class Context:
             "torch_version": torch.__version__,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
         }
+
+    def autocast(self):
+        return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16,
+                              enabled=self.args.precision == "bf16")
 
     def sync(self):
         if self.device.type == "cuda":
@@ -160,11 +167,11 @@ def bench_encoder_forward(ctx, name, shape, length):
     ids, mask, types = (t.to(ctx.device) for t in random_batch(args, length, pair=False))
 
     def run():
-        with torch.no_grad():
+        with torch.no_grad(), ctx.autocast():
             model(ids, mask, types)
 
     times = ctx.time_repeated(run)
-    return {"case": "encoder_forward", **shape_fields(name, shape, args, length),
+    return {"case": "encoder_forward", "precision": args.precision, **shape_fields(name, shape, args, length),
             **timing_fields(ctx, times, args.batch, args.batch * length)}
 
 
@@ -178,15 +185,17 @@ def bench_train_step(ctx, name, shape, length):
 
     def step():
         for task, *tensors in batches:
-            ids, mask, types, labels = (t.to(ctx.device, non_blocking=True) for t in tensors)
-            model.loss(task, model(task, ids, mask, types), labels).backward()
+            with ctx.autocast():
+                ids, mask, types, labels = (t.to(ctx.device, non_blocking=True) for t in tensors)
+                loss = model.loss(task, model(task, ids, mask, types), labels)
+            loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        optimizer.zero_grad()
+        optimizer.zero_grad(set_to_none=True)
 
     times = ctx.time_repeated(step)
     examples = len(TASKS) * args.batch
-    return {"case": "train_step", **shape_fields(name, shape, args, length), "tasks": len(TASKS),
+    return {"case": "train_step", "precision": args.precision, **shape_fields(name, shape, args, length), "tasks": len(TASKS),
             "examples_per_step": examples, **timing_fields(ctx, times, examples, examples * length)}
 
 

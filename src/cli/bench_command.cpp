@@ -7,9 +7,11 @@
 //   train_step       one training step as the trainer takes it with the "mixed"
 //                    sampler: a batch of each of sst (5 classes), para (binary)
 //                    and sts (regression), both pairs encoded jointly ("cross");
-//                    each task's loss goes backward in turn, then global-norm
-//                    clipping (1.0), the LR of each group, AdamW (make_optimizer's
-//                    groups) and zero_grad. Examples/s counts 3 * B per step.
+//                    each task's forward pass (under bf16 autocast with
+//                    --precision bf16) and loss, its backward in turn, then
+//                    global-norm clipping (1.0), the LR of each group, AdamW
+//                    (make_optimizer) and clearing the gradients: the
+//                    trainer's calls. Examples/s counts 3 * B per step.
 //   tokenizer        WordPiece ids with [CLS]/[SEP] of every SST train sentence
 //                    (bert-base-uncased's vocabulary), one thread
 //
@@ -40,6 +42,7 @@
 #include "tasks/task_data.h"
 #include "tasks/task_spec.h"
 #include "tasks/wordpiece_tokenizer.h"
+#include "train/autocast_scope.h"
 #include "train/experiment.h"
 #include "train/gradient_clipping.h"
 #include "train/model_inputs.h"
@@ -72,6 +75,7 @@ struct BenchArgs {
   int warmup = 1;
   int threads = 0;
   std::string device = "cpu";
+  std::string precision = "fp32";
   double weight_decay = 0.01;
   double lr = 1e-5;
   int64_t vocab_size = 30522;
@@ -191,9 +195,10 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   const TokenBatch t = random_tokens(a, length, /*pair=*/false).to(ctx.device);
   const auto times = time_repeated(ctx, [&] {
     torch::NoGradGuard no_grad;
+    const AutocastScope autocast(ctx.device, a.precision == "bf16");
     model(t.input_ids, t.attention_mask, t.token_type_ids);
   });
-  json line = {{"case", "encoder_forward"}};
+  json line = {{"case", "encoder_forward"}, {"precision", a.precision}};
   line.update(shape_fields(shape, a, length));
   line.update(timing_fields(ctx, times, a.batch, a.batch * length));
   return line;
@@ -252,13 +257,18 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   // The trainer keeps the losses on the device between evaluations.
   std::map<std::string, torch::Tensor> loss_sums;
 
-  // Trainer::train's inner loop and Trainer::optimizer_step, without the
-  // sampler's bookkeeping (a constant LR factor of 1).
+  // Trainer::train's inner loop, Trainer::task_loss and
+  // Trainer::optimizer_step, without the sampler's bookkeeping (a constant LR
+  // factor of 1).
   const auto times = time_repeated(ctx, [&] {
     for (const auto& batch : batches) {
-      const auto inputs = model_inputs(batch, ctx.device);
-      const auto labels = batch.labels.to(ctx.device, /*non_blocking=*/true);
-      auto loss = model->head(batch.task)->loss(model(batch.task, inputs), labels);
+      torch::Tensor loss;
+      {
+        const AutocastScope autocast(ctx.device, a.precision == "bf16");
+        const auto inputs = model_inputs(batch, ctx.device);
+        const auto labels = batch.labels.to(ctx.device, /*non_blocking=*/true);
+        loss = model->head(batch.task)->loss(model(batch.task, inputs), labels);
+      }
       (loss * 1.0).backward();
       auto& sum = loss_sums[batch.task];
       sum = sum.defined() ? sum + loss.detach().to(torch::kDouble) : loss.detach().to(torch::kDouble);
@@ -267,10 +277,10 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
     auto& groups = optimizer->param_groups();
     for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs[i]);
     optimizer->step();
-    optimizer->zero_grad();
+    clear_gradients(*optimizer);
   });
   const int64_t examples = static_cast<int64_t>(batches.size()) * a.batch;
-  json line = {{"case", "train_step"}};
+  json line = {{"case", "train_step"}, {"precision", a.precision}};
   line.update(shape_fields(shape, a, length));
   line.update({{"tasks", batches.size()}, {"examples_per_step", examples}});
   line.update(timing_fields(ctx, times, static_cast<double>(examples), static_cast<double>(examples * length)));
@@ -378,6 +388,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", args->device, "cpu, cuda or auto")
       ->capture_default_str()->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--precision", args->precision, "fp32, or bf16 (autocast, as train's precision: bf16)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--weight-decay", args->weight_decay, "AdamW weight decay (train_step)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -21,8 +21,9 @@ TINY = ["--layers", "1", "--hidden", "32", "--heads", "2", "--intermediate", "64
         "--batch", "2", "--steps", "1", "--warmup", "0", "--threads", "1"]
 
 COMMON_KEYS = {"case", "impl", "device", "threads", "torch_version", "omp_wait_policy"}
-MODEL_KEYS = COMMON_KEYS | {"model", "layers", "hidden", "heads", "intermediate", "vocab", "batch", "length", "steps",
-                            "warmup", "median_ms", "min_ms", "median_cpu_ms", "examples_per_s", "tokens_per_s"}
+MODEL_KEYS = COMMON_KEYS | {"precision", "model", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
+                            "length", "steps", "warmup", "median_ms", "min_ms", "median_cpu_ms", "examples_per_s",
+                            "tokens_per_s"}
 EXPECTED_KEYS = {
     "encoder_forward": MODEL_KEYS,
     "train_step": MODEL_KEYS | {"tasks", "examples_per_step"},
@@ -91,11 +92,17 @@ def test_the_peer_prints_the_same_keys():
         [theirs] = peer_bench("--case", case, "--length", "8", *TINY)
         assert set(theirs) == set(ours), set(theirs) ^ set(ours)
         assert theirs["impl"] == "pytorch-eager"
-        for key in ("model", "layers", "hidden", "heads", "intermediate", "vocab", "batch", "length", "steps",
-                    "threads"):
+        for key in ("precision", "model", "layers", "hidden", "heads", "intermediate", "vocab", "batch", "length",
+                    "steps", "threads"):
             assert theirs[key] == ours[key], key
         if case == "train_step":
             assert theirs["examples_per_step"] == ours["examples_per_step"] == 6
+
+
+def test_bf16_autocast_runs_in_both():
+    for bench in (mtbert_bench, peer_bench):
+        [line] = bench("--case", "train_step", "--length", "8", "--precision", "bf16", *TINY)
+        assert line["precision"] == "bf16" and line["examples_per_s"] > 0
 
 
 def test_tokenizer_counts_agree_with_the_peer():
@@ -130,7 +137,7 @@ def test_bad_flags_are_one_line_and_exit_code_2():
 
 def test_compare_prints_a_ratio_table():
     done = run([PYTHON, SOURCE_DIR / "bench" / "compare.py", "--build", Path(MTBERT).parent, "--python", PYTHON,
-                "--rounds", "1", "--case", "train_step", "--preset", "small", "--length", "8", "--batch", "2",
+                "--rounds", "1", "--max-busy", "1", "--case", "train_step", "--preset", "small", "--length", "8", "--batch", "2",
                 "--steps", "1", "--warmup", "0", "--threads", "1", "--raw", WORK / "raw.jsonl",
                 "--extra", "--layers 1 --hidden 32 --heads 2 --intermediate 64 --vocab-size 1200"])
     assert done.returncode == 0, done.stderr
