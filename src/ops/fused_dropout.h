@@ -6,9 +6,9 @@
 // and multiplies: three passes, a float mask kept for backward, and on a
 // 2-core machine about a tenth of a small encoder's training step. Here every
 // element's decision is a pure function of (seed, element index): SplitMix64
-// of a counter gives 64 random bits per pair of elements, so the mask is
-// computed in parallel, in the same pass that writes the output, and comes
-// out the same whatever the thread count. The seed is drawn from LibTorch's
+// of a counter gives 64 random bits for two elements, so the mask is computed
+// in parallel and in vector registers, in the same pass that writes the
+// output, and comes out the same whatever the thread count. The seed is drawn from LibTorch's
 // default CPU generator, so torch::manual_seed makes runs reproducible. The
 // mask is kept as one byte per element; backward multiplies the incoming
 // gradient by mask / (1 - p) (differentiably when a graph of the gradient is

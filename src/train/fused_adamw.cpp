@@ -24,20 +24,36 @@ struct StepScalars {
   float neg_step_size;    // -lr / bias_correction1
 };
 
-// LibTorch's AdamW::step for one parameter, in one pass:
+// Vector kernels for AVX-512 and AVX2 CPUs next to the portable one, chosen
+// when the program loads (GCC's function multiversioning).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define MTBERT_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MTBERT_VECTOR_CLONES
+#endif
+
+// LibTorch's AdamW::step for elements [0, n) of one parameter, in one pass:
 //   p.mul_(decay); m.mul_(b1).add_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, 1 - b2);
 //   p.addcdiv_(m, v.sqrt() / sqrt(bc2) + eps, -lr / bc1)
+// (vectorized only without errno on sqrt: CMakeLists.txt compiles this file
+// with -fno-math-errno, as LibTorch itself is built).
+MTBERT_VECTOR_CLONES
+void update_chunk(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, int64_t n,
+                  const StepScalars s) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float grad = g[i];
+    const float mi = m[i] * s.beta1 + s.one_minus_beta1 * grad;
+    const float vi = v[i] * s.beta2 + s.one_minus_beta2 * (grad * grad);
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) / s.sqrt_bias_correction2 + s.eps;
+    p[i] = p[i] * s.decay + s.neg_step_size * (mi / denom);
+  }
+}
+
 void fused_update(float* p, const float* g, float* m, float* v, int64_t n, const StepScalars& s) {
   at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float grad = g[i];
-      const float mi = m[i] * s.beta1 + s.one_minus_beta1 * grad;
-      const float vi = v[i] * s.beta2 + s.one_minus_beta2 * (grad * grad);
-      m[i] = mi;
-      v[i] = vi;
-      const float denom = std::sqrt(vi) / s.sqrt_bias_correction2 + s.eps;
-      p[i] = p[i] * s.decay + s.neg_step_size * (mi / denom);
-    }
+    update_chunk(p + begin, g + begin, m + begin, v + begin, end - begin, s);
   });
 }
 
