@@ -2,6 +2,7 @@
 per grid of layers and heads, query tokens down, key tokens across, one color
 scale shared by the figure's panels."""
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 
@@ -55,5 +56,8 @@ def plot_attention_grid(maps, grid):
             ax.set_xlabel("key token")
     fig.colorbar(image, ax=axes, shrink=min(1.0, 0.5 + 0.25 * rows), label="attention probability")
     text = repr(_shorten(maps.text)) + ("" if maps.text2 is None else f" / {_shorten(str(maps.text2))!r}")
-    fig.suptitle(plain(f"Attention of {maps.model or maps.path.name}: {text}"))
+    # Wrapped to the figure's width (about 9 title characters an inch): a
+    # run folder's path would run off a narrow figure.
+    title = f"Attention of {maps.model or maps.path.name}: {text}"
+    fig.suptitle(plain(textwrap.fill(title, width=max(30, int(9 * fig.get_figwidth())))))
     return fig
