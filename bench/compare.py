@@ -1,26 +1,28 @@
 #!/usr/bin/env python3
-"""Runs `mtbert bench` and its Python peer (bench/peer/peer_bench.py) one after
-the other and prints the ratios: mtbert's throughput / the peer's.
+"""Runs `mtbert bench` and its Python peer (bench/peer/peer_bench.py) side by
+side and prints the ratios: mtbert's throughput / the peer's.
 
   bench/compare.py [--rounds 3] [--case train_step] [--preset small] [--length 64] [--batch 16] ...
                    [--wait-policy] [--relpos] [--raw results.jsonl]
 
-Every case x model x length is one unit. Each round runs every unit once per
-implementation, each run a fresh process with OMP_WAIT_POLICY=PASSIVE and the
-same thread count, the order of the two swapped from round to round; within a
-run the bench itself times --steps repetitions after --warmup and reports the
-median. The ratio of a unit is the median over rounds of that round's ratio
-(a slow spell of a shared machine hits both runs of a round alike); the
-throughputs shown are the medians over rounds.
+Every case x model x length is one unit. Each round starts, per unit, one
+mtbert and one peer process (OMP_WAIT_POLICY=PASSIVE, the same thread count)
+with --paced, and alternates their repetitions one at a time, the order
+swapped from one repetition to the next: only one of them runs at any moment,
+and both steps of a pair see the same spell of this shared machine (whose
+speed drifts by 30% over tens of seconds, other tenants aside). The ratio of
+a unit is the median, over all timed pairs of all rounds, of the pair's
+ratio; "rounds" shows each round's median. Throughputs are the medians over
+rounds of each run's median step.
 
-Before every run it samples /proc/stat for two seconds and, while other
-processes keep more than --max-busy of the machine's CPU time busy, waits
-(this machine is shared: another tenant's compile halves a 2-core benchmark);
+Before every unit it samples /proc/stat for two seconds and, while other
+processes keep more than --max-busy of the machine's CPU time busy, waits;
 each line records that busy share ("others_busy") and the load average.
 
---wait-policy also runs mtbert's train_step units with OMP_WAIT_POLICY=ACTIVE
-in every round (libgomp's default, which mtbert replaces with PASSIVE by
-re-executing itself) and reports ACTIVE / PASSIVE throughput.
+--wait-policy also compares mtbert's train_step with OMP_WAIT_POLICY=ACTIVE
+(libgomp's default, which mtbert replaces with PASSIVE by re-executing
+itself) against PASSIVE: whole runs one after the other, since an idle ACTIVE
+process would spin on the cores its partner needs.
 --relpos adds the relative-position op's own benchmark
 (build/bench/mtbert_bench_relpos --quick --only op), whose lines already
 compare mtbert's op with the gather formulation.
@@ -59,7 +61,7 @@ def parse_args(argv):
     p.add_argument("--relpos", action="store_true", help="also the relative-position op's benchmark")
     p.add_argument("--raw", help="append every JSON line here")
     p.add_argument("--max-busy", type=float, default=0.15,
-                   help="wait before a run while other processes use more than this share of all CPUs (1: never wait)")
+                   help="wait before a unit while other processes use more than this share of all CPUs (1: never)")
     p.add_argument("--max-wait", type=float, default=900, help="seconds to wait for a quiet machine, then run anyway")
     args = p.parse_args(argv)
     args.case = args.case or list(CASES)
@@ -116,42 +118,92 @@ def wait_for_quiet(args):
     return round(share, 3)
 
 
+def fail(command, process_or_result):
+    stderr = process_or_result.stderr if isinstance(process_or_result.stderr, str) else process_or_result.stderr.read()
+    sys.exit(f"compare.py: {' '.join(command)} failed ({process_or_result.returncode}):\n{stderr}")
+
+
 def run_json(command, policy):
-    env = dict(os.environ, OMP_WAIT_POLICY=policy)
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    """A whole run: its JSON lines."""
+    done = subprocess.run(command, env=dict(os.environ, OMP_WAIT_POLICY=policy), capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"compare.py: {' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+        fail(command, done)
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def run_paced(commands, repetitions):
+    """Runs the --paced commands {name: argv} side by side, one repetition of
+    one of them at a time, alternating the order; returns ({name: [ms per
+    repetition]}, {name: summary line})."""
+    procs = {name: subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
+             for name, argv in commands.items()}
+    times, summary = {name: [] for name in procs}, {}
+    names = list(procs)
+    for i in range(repetitions):
+        for name in names if i % 2 == 0 else names[::-1]:
+            if name in summary:  # finished early: a skipped case
+                continue
+            proc = procs[name]
+            try:
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            except BrokenPipeError:  # it ended without waiting: its last line says why
+                pass
+            line = proc.stdout.readline()
+            if not line:
+                proc.wait()
+                fail(commands[name], proc)
+            record = json.loads(line)
+            if "rep" in record:
+                times[name].append(record["ms"])
+            else:
+                summary[name] = record
+    for name, proc in procs.items():
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            sys.exit(f"compare.py: {' '.join(commands[name])} failed ({proc.returncode}):\n{err}")
+        for line in out.splitlines():
+            if line.startswith("{") and "rep" not in json.loads(line):
+                summary[name] = json.loads(line)
+    return times, summary
 
 
 def main(argv):
     args = parse_args(argv)
-    mtbert = os.path.join(args.build, "mtbert")
+    mtbert = [os.path.join(args.build, "mtbert"), "bench"]
     peer = [args.python, os.path.join(HERE, "peer", "peer_bench.py")]
-    runs = {"mtbert": lambda flags: run_json([mtbert, "bench"] + flags, "PASSIVE"),
-            "peer": lambda flags: run_json(peer + flags, "PASSIVE")}
-    if args.wait_policy:
-        runs["mtbert-active"] = lambda flags: run_json([mtbert, "bench"] + flags, "ACTIVE")
     raw = open(args.raw, "a", buffering=1) if args.raw else None
 
-    results = {}  # (unit, impl) -> [line per round]
+    def record(line, r, busy, load):
+        line.update({"round": r, "others_busy": busy, "load_before": round(load, 2)})
+        if raw:
+            raw.write(json.dumps(line) + "\n")
+
+    lines = {}       # (unit, impl) -> [summary line per round]
+    pair_ratios = {}  # unit -> [[peer ms / mtbert ms per timed pair] per round]
     for r in range(args.rounds):
-        load = os.getloadavg()[0]
-        print(f"round {r + 1}/{args.rounds} (load {load:.2f})", file=sys.stderr, flush=True)
+        print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
         for unit in units(args):
-            order = ["mtbert", "peer"] if r % 2 == 0 else ["peer", "mtbert"]
+            busy, load = wait_for_quiet(args), os.getloadavg()[0]
+            flags = unit_flags(args, unit) + ["--paced"]
+            # Who starts alternates between rounds as well as within them.
+            commands = {"mtbert": mtbert + flags, "peer": peer + flags}
+            if r % 2:
+                commands = dict(reversed(list(commands.items())))
+            times, summary = run_paced(commands, args.warmup + args.steps)
+            for impl, line in summary.items():
+                record(line, r, busy, load)
+                lines.setdefault((unit, impl), []).append(line)
+            timed = slice(args.warmup, None)
+            pairs = [p / m for m, p in zip(times["mtbert"][timed], times["peer"][timed])]
+            pair_ratios.setdefault(unit, []).append(pairs)
             if args.wait_policy and unit[0] == "train_step":
-                order.append("mtbert-active")
-            for impl in order:
-                busy = wait_for_quiet(args)
-                load = os.getloadavg()[0]
-                for line in runs[impl](unit_flags(args, unit)):
-                    line["round"], line["others_busy"], line["load_before"] = r, busy, round(load, 2)
-                    if impl == "mtbert-active":
-                        line["impl"] = "mtbert"
-                    if raw:
-                        raw.write(json.dumps(line) + "\n")
-                    results.setdefault((unit, impl), []).append(line)
+                for policy in (["PASSIVE", "ACTIVE"] if r % 2 == 0 else ["ACTIVE", "PASSIVE"]):
+                    busy, load = wait_for_quiet(args), os.getloadavg()[0]
+                    for line in run_json(mtbert + unit_flags(args, unit), policy):
+                        record(line, r, busy, load)
+                        lines.setdefault((unit, "mtbert-" + policy), []).append(line)
     if args.relpos:
         relpos = os.path.join(args.build, "bench", "mtbert_bench_relpos")
         for line in run_json([relpos, "--quick", "--only", "op", "--threads", str(args.threads)], "PASSIVE"):
@@ -159,30 +211,30 @@ def main(argv):
             if raw:
                 raw.write(json.dumps(line) + "\n")
 
-    print(f"threads {args.threads}, {args.precision}, batch {args.batch} per task, {args.rounds} rounds, "
-          f"{args.steps} timed steps after {args.warmup} warm-up per run\n")
-    print("| case | model | N | mtbert /s | peer /s | ratio (median of rounds) | per round |")
+    print(f"threads {args.threads}, {args.precision}, batch {args.batch} per task, {args.rounds} rounds of "
+          f"{args.steps} timed pairs after {args.warmup} warm-up\n")
+    print("| case | model | N | mtbert /s | peer /s | ratio (median of pairs) | rounds |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
     for unit in units(args):
-        ours, theirs = results.get((unit, "mtbert"), []), results.get((unit, "peer"), [])
+        ours, theirs = lines.get((unit, "mtbert"), []), lines.get((unit, "peer"), [])
         case, preset, length = unit
-        if not ours or any("skipped" in line for line in ours + theirs):
-            reason = next((line["skipped"] for line in ours + theirs if "skipped" in line), "not run")
-            print(f"| {case} | {preset or '-'} | {length or '-'} | skipped: {reason} | | | |")
+        skipped = next((line["skipped"] for line in ours + theirs if "skipped" in line), None)
+        if skipped or not ours or not theirs:
+            print(f"| {case} | {preset or '-'} | {length or '-'} | skipped: {skipped or 'not run'} | | | |")
             continue
         key = THROUGHPUT[case]
-        ratios = [a[key] / b[key] for a, b in zip(ours, theirs)]
+        every_pair = [x for pairs in pair_ratios[unit] for x in pairs]
+        per_round = ", ".join(f"{statistics.median(pairs):.2f}" for pairs in pair_ratios[unit])
         print(f"| {case} | {preset or '-'} | {length or '-'} | {statistics.median(a[key] for a in ours):.1f} | "
-              f"{statistics.median(b[key] for b in theirs):.1f} | **{statistics.median(ratios):.2f}x** | "
-              f"{', '.join(f'{x:.2f}' for x in ratios)} |")
+              f"{statistics.median(b[key] for b in theirs):.1f} | **{statistics.median(every_pair):.2f}x** | "
+              f"{per_round} |")
     if args.wait_policy:
         print("\n| model | N | PASSIVE ex/s | ACTIVE ex/s | ACTIVE / PASSIVE (median of rounds) |")
         print("| --- | ---: | ---: | ---: | ---: |")
         for unit in units(args):
-            active = results.get((unit, "mtbert-active"))
+            active, passive = lines.get((unit, "mtbert-ACTIVE")), lines.get((unit, "mtbert-PASSIVE"))
             if not active:
                 continue
-            passive = results[(unit, "mtbert")]
             ratios = [a["examples_per_s"] / p["examples_per_s"] for a, p in zip(active, passive)]
             print(f"| {unit[1]} | {unit[2]} | {statistics.median(p['examples_per_s'] for p in passive):.1f} | "
                   f"{statistics.median(a['examples_per_s'] for a in active):.1f} | {statistics.median(ratios):.2f} |")

@@ -17,6 +17,9 @@ Cases:
                    does, and PyTorch 2's default); examples/s counts 3 * B per step
   tokenizer        [CLS] + WordPiece ids + [SEP] of every SST train sentence
 Timings: each step (pass) timed alone after --warmup untimed ones; medians.
+--paced (one case, model and length): each repetition waits for a line on
+stdin and prints {"rep": i, "ms": wall} after it, as `mtbert bench --paced`
+does, so that bench/compare.py can alternate single steps of the two.
 """
 import argparse
 import csv
@@ -61,6 +64,8 @@ def parse_args(argv):
     p.add_argument("--vocab-size", type=int, default=30522)
     p.add_argument("--data", default=os.environ.get("MTBERT_DATA", DEFAULT_DATA),
                    help="folder with ids-sst-train.csv and bert-base-uncased/vocab.txt")
+    p.add_argument("--paced", action="store_true",
+                   help="wait for a line on stdin before each repetition, print its time after it")
     args = p.parse_args(argv)
     args.case = args.case or list(CASES)
     args.length = args.length or [64, 128]
@@ -69,6 +74,11 @@ def parse_args(argv):
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.warmup < 0:
         p.error("--warmup must be at least 0")
+    if args.paced:
+        model_cases = [c for c in args.case if c != "tokenizer"]
+        lines = len(args.case) - len(model_cases) + len(model_cases) * len(models(args)) * len(args.length)
+        if lines != 1:
+            p.error(f"--paced needs exactly one case, model and length ({lines} lines requested)")
     return args
 
 
@@ -109,13 +119,18 @@ class Context:
         """Wall-clock and process CPU milliseconds of each repetition after the warm-up."""
         times, cpu = [], []
         for i in range(self.args.warmup + self.args.steps):
+            if self.args.paced and not sys.stdin.readline():
+                sys.exit("peer_bench.py: --paced: stdin ended before every repetition ran")
             self.sync()
             cpu_start = time.process_time()
             start = time.perf_counter()
             fn()
             self.sync()
+            ms = (time.perf_counter() - start) * 1e3
+            if self.args.paced:
+                print(json.dumps({"rep": i, "ms": round(ms, 3)}), flush=True)
             if i >= self.args.warmup:
-                times.append((time.perf_counter() - start) * 1e3)
+                times.append(ms)
                 cpu.append((time.process_time() - cpu_start) * 1e3)
         return times, cpu
 

@@ -17,6 +17,10 @@
 //
 // Each case runs --warmup untimed repetitions, then --steps timed one by one
 // (synchronizing CUDA around each); the lines carry the median and the minimum.
+// With --paced (one case, one shape, one length) every repetition first waits
+// for a line on stdin and then prints {"rep": i, "ms": wall}: bench/compare.py
+// uses it to alternate single steps of mtbert and of its peer, so that both
+// sides of every pair see the same spell of a shared machine.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +35,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 
 #include "cli/commands.h"
 #include "core/runtime.h"
@@ -80,6 +85,7 @@ struct BenchArgs {
   double lr = 1e-5;
   int64_t vocab_size = 30522;
   std::string data;
+  bool paced = false;
 };
 
 struct Context {
@@ -118,6 +124,11 @@ void sync(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
+double rounded(double x, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(x * scale) / scale;
+}
+
 double process_cpu_ms() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -133,12 +144,20 @@ struct Times {
 Times time_repeated(const Context& ctx, const std::function<void()>& run) {
   Times times;
   for (int i = 0; i < ctx.args.warmup + ctx.args.steps; ++i) {
+    if (ctx.args.paced) {
+      std::string go;
+      if (!std::getline(std::cin, go)) throw UserError("--paced: stdin ended before every repetition ran");
+    }
     sync(ctx.device);
     const double cpu_start = process_cpu_ms();
     const auto start = std::chrono::steady_clock::now();
     run();
     sync(ctx.device);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ctx.args.paced) {
+      fmt::print("{}\n", json{{"rep", i}, {"ms", rounded(ms, 3)}}.dump());
+      std::fflush(stdout);
+    }
     if (i < ctx.args.warmup) continue;
     times.wall.push_back(ms);
     times.cpu.push_back(process_cpu_ms() - cpu_start);
@@ -152,10 +171,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double rounded(double x, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(x * scale) / scale;
-}
 
 json timing_fields(const Context& ctx, const Times& times, double examples, double tokens) {
   const double m = median(times.wall);
@@ -316,6 +331,10 @@ json bench_tokenizer(const Context& ctx) {
 }
 
 void check_args(const BenchArgs& a) {
+  const size_t model_cases = std::count_if(a.cases.begin(), a.cases.end(), [](const auto& c) { return c != "tokenizer"; });
+  const size_t lines = (a.cases.size() - model_cases) + model_cases * shapes(a).size() * a.lengths.size();
+  if (a.paced && lines != 1)
+    throw UserError(fmt::format("--paced needs exactly one case, model and length ({} lines requested)", lines));
   for (const auto& s : shapes(a)) {
     if (s.hidden % s.heads != 0)
       throw UserError(fmt::format("--hidden {} is not a multiple of --heads {}", s.hidden, s.heads));
@@ -402,6 +421,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "Folder with ids-sst-train.csv and bert-base-uncased/vocab.txt (default: $MTBERT_DATA or "
                   "../shared/data)");
+  cmd->add_flag("--paced", args->paced,
+                "Before each repetition wait for a line on stdin, after it print its time (one case, model and length)");
   cmd->callback([args] { run_bench(*args); });
 }
 

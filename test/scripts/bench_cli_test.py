@@ -17,8 +17,9 @@ MTBERT = os.environ.get("MTBERT_BINARY", str(SOURCE_DIR / "build" / "mtbert"))
 PYTHON = os.environ.get("MTBERT_PYTHON", "/usr/bin/python3")
 PEER = SOURCE_DIR / "bench" / "peer" / "peer_bench.py"
 WORK = Path(tempfile.mkdtemp(prefix="mtbert-bench-test-"))
-TINY = ["--layers", "1", "--hidden", "32", "--heads", "2", "--intermediate", "64", "--vocab-size", "1200",
-        "--batch", "2", "--steps", "1", "--warmup", "0", "--threads", "1"]
+TINY_SHAPE = ["--layers", "1", "--hidden", "32", "--heads", "2", "--intermediate", "64", "--vocab-size", "1200",
+              "--batch", "2", "--threads", "1"]
+TINY = TINY_SHAPE + ["--steps", "1", "--warmup", "0"]
 
 COMMON_KEYS = {"case", "impl", "device", "threads", "torch_version", "omp_wait_policy"}
 MODEL_KEYS = COMMON_KEYS | {"precision", "model", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
@@ -135,6 +136,20 @@ def test_bad_flags_are_one_line_and_exit_code_2():
         assert done.stdout == "", args
 
 
+def test_paced_runs_one_repetition_per_input_line():
+    for command in ([MTBERT, "bench"], [PYTHON, PEER]):
+        done = subprocess.run([str(c) for c in command] + ["--case", "train_step", "--length", "8", *TINY_SHAPE,
+                                                             "--steps", "2", "--warmup", "1", "--paced"],
+                              input="go\ngo\ngo\n", capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        lines = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [line.get("rep") for line in lines[:3]] == [0, 1, 2] and all(line["ms"] > 0 for line in lines[:3])
+        assert lines[3]["case"] == "train_step" and lines[3]["steps"] == 2 and len(lines) == 4
+        # one unit only: its repetitions are what gets paired
+        done = run([*command, "--case", "train_step", "--length", "8", "--length", "12", *TINY, "--paced"])
+        assert done.returncode == 2 and "--paced" in done.stderr, done.stderr
+
+
 def test_compare_prints_a_ratio_table():
     done = run([PYTHON, SOURCE_DIR / "bench" / "compare.py", "--build", Path(MTBERT).parent, "--python", PYTHON,
                 "--rounds", "1", "--max-busy", "1", "--case", "train_step", "--preset", "small", "--length", "8", "--batch", "2",
@@ -143,6 +158,7 @@ def test_compare_prints_a_ratio_table():
     assert done.returncode == 0, done.stderr
     rows = [row for row in done.stdout.splitlines() if row.startswith("| train_step |")]
     assert len(rows) == 1 and "x**" in rows[0], done.stdout
+    assert "1 rounds of 1 timed pairs" in done.stdout
     raw = [json.loads(line) for line in (WORK / "raw.jsonl").read_text().splitlines()]
     assert sorted(line["impl"] for line in raw) == ["mtbert", "pytorch-eager"]
 
