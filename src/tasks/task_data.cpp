@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
 #include <string_view>
 
 #include "core/user_error.h"
+#include "tasks/portable_random.h"
 #include "tasks/tsv_reader.h"
 #include "tasks/utf8_check.h"
 
@@ -118,6 +120,20 @@ Example parse_row(const TaskSpec& task, const ColumnLayout& layout, const TsvRec
   return example;
 }
 
+// `count` of the examples, each subset equally likely, in their original order.
+std::vector<Example> random_subset(std::vector<Example> examples, int64_t count, uint64_t seed) {
+  std::vector<size_t> order(examples.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto rng = seeded_generator(seed, /*stream=*/0);
+  portable_shuffle(order, rng);
+  order.resize(static_cast<size_t>(count));
+  std::sort(order.begin(), order.end());
+  std::vector<Example> kept;
+  kept.reserve(order.size());
+  for (const size_t i : order) kept.push_back(std::move(examples[i]));
+  return kept;
+}
+
 }  // namespace
 
 TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& path, const ReadOptions& options) {
@@ -139,7 +155,9 @@ TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& pat
   split.task = task.name;
   split.path = path;
   bool all_labeled = layout.label.has_value();
-  while ((options.limit == 0 || static_cast<int64_t>(split.examples.size()) < options.limit) && reader.next(record)) {
+  // A random subset needs every row first; the first rows need only those.
+  const int64_t read_limit = options.random_subset ? 0 : options.limit;
+  while ((read_limit == 0 || static_cast<int64_t>(split.examples.size()) < read_limit) && reader.next(record)) {
     try {
       bool labeled = false;
       split.examples.push_back(parse_row(task, layout, record, options, labeled));
@@ -154,6 +172,8 @@ TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& pat
     }
   }
   split.labeled = all_labeled;
+  if (options.random_subset && options.limit > 0 && static_cast<int64_t>(split.examples.size()) > options.limit)
+    split.examples = random_subset(std::move(split.examples), options.limit, options.subset_seed);
   return split;
 }
 

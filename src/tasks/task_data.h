@@ -33,8 +33,14 @@ struct TaskSplit {
 
 struct ReadOptions {
   BadRowPolicy on_bad_row = BadRowPolicy::error;
-  // Keep the first `limit` examples (0: all), for smoke runs and subsets.
+  // Keep `limit` examples (0: all), for smoke runs and subsets: the first
+  // ones, or with `random_subset` a uniform random sample of them (drawn with
+  // `subset_seed`, kept in file order). The files of the CS224N data are not
+  // shuffled (SST's first rows are mostly positive), so a subset meant to
+  // stand for the whole should be random.
   int64_t limit = 0;
+  bool random_subset = false;
+  uint64_t subset_seed = 0;
   // Labels must be present (train/dev): a row without one is malformed.
   bool require_labels = true;
 };

@@ -69,6 +69,8 @@ ReadOptions read_options(const ExperimentConfig& config, const TaskConfig& task,
   ReadOptions options;
   options.on_bad_row = config.train.on_bad_row == "skip" ? BadRowPolicy::skip : BadRowPolicy::error;
   options.limit = split_limit(task, split);
+  options.random_subset = task.subset == "random";
+  options.subset_seed = config.seed * 31 + static_cast<uint64_t>(split);
   // Test files are unlabeled in the CS224N data; train and dev must be labeled.
   options.require_labels = split != Split::test;
   return options;

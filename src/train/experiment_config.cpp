@@ -155,6 +155,7 @@ TaskConfig read_task(const std::string& name, ConfigReader r) {
   r.read("limit_train", t.limit_train);
   r.read("limit_dev", t.limit_dev);
   r.read("limit_test", t.limit_test);
+  r.read("subset", t.subset);
   r.read("loss_weight", t.loss_weight);
   r.read("pooling", t.pooling);
   r.read("pair_mode", t.pair_mode);
@@ -268,6 +269,7 @@ void check_task(ConfigReader tasks, const TaskConfig& t) {
   at_least(r, "limit_train", t.limit_train, 0);
   at_least(r, "limit_dev", t.limit_dev, 0);
   at_least(r, "limit_test", t.limit_test, 0);
+  r.check_choice("subset", t.subset, {"first", "random"});
   non_negative(r, "loss_weight", t.loss_weight);
   r.check_choice("pooling", t.pooling, {"cls", "mean", "pooler"});
   r.check_choice("pair_mode", t.pair_mode, {"siamese", "cross"});

@@ -104,6 +104,7 @@ struct TaskConfig {
   int64_t limit_train = 0;  // first N rows only (0: all)
   int64_t limit_dev = 0;
   int64_t limit_test = 0;
+  std::string subset = "first";  // how limit_* choose rows: first | random (seeded by `seed`)
   double loss_weight = 1.0;
   std::string pooling = "cls";       // cls | mean | pooler
   std::string pair_mode = "cross";   // siamese | cross (pair tasks)

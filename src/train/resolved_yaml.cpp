@@ -85,6 +85,7 @@ void write_task(YamlWriter& w, const TaskConfig& t) {
   w.put("limit_train", t.limit_train);
   w.put("limit_dev", t.limit_dev);
   w.put("limit_test", t.limit_test);
+  w.put("subset", t.subset);
   w.put("loss_weight", t.loss_weight);
   w.put("pooling", t.pooling);
   w.put("pair_mode", t.pair_mode);

@@ -1,5 +1,6 @@
 #include "tasks/task_data.h"
 
+#include <set>
 #include <tuple>
 
 #include "core/user_error.h"
@@ -184,6 +185,41 @@ TEST_CASE("limit keeps the first N examples", "[task_data]") {
   CHECK(mtbert::read_task_split(sst(), path, o).examples.size() == 10);
   o.limit = -1;
   CHECK_THROWS_AS(mtbert::read_task_split(sst(), path, o), UserError);
+}
+
+TEST_CASE("a random subset keeps N examples in file order, the same for the same seed", "[task_data]") {
+  mtbert::test::TempDir dir;
+  std::string text = "\tid\tsentence\tsentiment\n";
+  for (int i = 0; i < 200; ++i) text += std::to_string(i) + "\tid" + std::to_string(i) + "\ttext\t" + std::to_string(i % 5) + "\n";
+  const auto path = dir.write("r.csv", text);
+  ReadOptions o;
+  o.limit = 50;
+  o.random_subset = true;
+  o.subset_seed = 7;
+  const TaskSplit a = mtbert::read_task_split(sst(), path, o);
+  REQUIRE(a.examples.size() == 50);
+  std::set<std::string> ids;
+  for (size_t i = 0; i < a.examples.size(); ++i) {
+    ids.insert(a.examples[i].id);
+    if (i > 0) CHECK(a.examples[i - 1].line < a.examples[i].line);  // file order
+  }
+  CHECK(ids.size() == 50);
+  // Not the first 50, and drawn from the whole file.
+  CHECK(a.examples.back().line > 100);
+  CHECK(a.examples[49].id != "id49");
+  const TaskSplit b = mtbert::read_task_split(sst(), path, o);
+  for (size_t i = 0; i < 50; ++i) CHECK(a.examples[i].id == b.examples[i].id);
+  o.subset_seed = 8;
+  const TaskSplit c = mtbert::read_task_split(sst(), path, o);
+  int same = 0;
+  for (size_t i = 0; i < 50; ++i) same += a.examples[i].id == c.examples[i].id;
+  CHECK(same < 50);
+  // Each row is kept with probability 50/200: labels 0..4 all appear.
+  std::set<double> labels;
+  for (const auto& ex : a.examples) labels.insert(ex.label);
+  CHECK(labels.size() == 5);
+  o.limit = 300;  // more than there are: all of them
+  CHECK(mtbert::read_task_split(sst(), path, o).examples.size() == 200);
 }
 
 TEST_CASE("files that cannot be read as a task split", "[task_data]") {

@@ -46,6 +46,7 @@ void check_same(const mtbert::ExperimentConfig& a, const mtbert::ExperimentConfi
     CHECK(x.limit_train == y.limit_train);
     CHECK(x.limit_dev == y.limit_dev);
     CHECK(x.limit_test == y.limit_test);
+    CHECK(x.subset == y.subset);
     CHECK(x.loss_weight == y.loss_weight);
     CHECK(x.pooling == y.pooling);
     CHECK(x.pair_mode == y.pair_mode);
@@ -141,6 +142,7 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   t.limit_train = 5;
   t.limit_dev = 6;
   t.limit_test = 7;
+  t.subset = "random";
   t.loss_weight = 0.1 + 0.2;
   t.pooling = "mean";
   t.pair_mode = "siamese";
