@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/memory_reuse.h"
+
 namespace mtbert {
 
 namespace {
@@ -43,6 +45,7 @@ std::string command_line() { return g_command_line; }
 
 void prepare_process(int argc, char** argv) {
   prefer_passive_openmp_waiting(argv);
+  keep_freed_memory_for_reuse();
   for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + shell_quoted(argv[i]);
   auto logger = spdlog::stderr_color_mt("mtbert");
   logger->set_pattern("%^[%H:%M:%S %l]%$ %v");

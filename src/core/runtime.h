@@ -7,8 +7,9 @@
 namespace mtbert {
 
 // Call first thing in main(): makes OpenMP threads wait passively (re-executing
-// the program once with OMP_WAIT_POLICY=PASSIVE unless the user set it), and
-// sets up logging (to stderr, so that stdout stays machine-readable).
+// the program once with OMP_WAIT_POLICY=PASSIVE unless the user set it), keeps
+// freed memory for reuse (core/memory_reuse.h), and sets up logging (to
+// stderr, so that stdout stays machine-readable).
 void prepare_process(int argc, char** argv);
 
 // The command line this process was started with, shell-quoted where needed

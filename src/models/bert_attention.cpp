@@ -12,7 +12,7 @@ BertSelfAttentionImpl::BertSelfAttentionImpl(const ModelConfig& c)
   query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
   key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
   value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
+  dropout = register_module("dropout", Dropout(c.attention_probs_dropout_prob));
 }
 
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
@@ -33,7 +33,7 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
   if (!ctx.attention_probs) {
     c10::optional<torch::Tensor> mask;
     if (ctx.attention_bias.defined()) mask = ctx.attention_bias.to(q.scalar_type());
-    const double p = is_training() ? dropout->options.p() : 0.0;
+    const double p = is_training() ? dropout->p() : 0.0;
     auto fused = at::scaled_dot_product_attention(q, k, v, mask, p, /*is_causal=*/false);
     return fused.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
   }
@@ -51,7 +51,7 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const ModelC
   dense = register_module("dense", torch::nn::Linear(in_features, c.hidden_size));
   LayerNorm = register_module(
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
-  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+  dropout = register_module("dropout", Dropout(c.hidden_dropout_prob));
 }
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual,

@@ -3,11 +3,11 @@
 // LayerNorm: HuggingFace's `BertAttention` (`self` + `output`); `self` is
 // DeBERTa's disentangled attention when the config asks for it.
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
 #include "models/disentangled_attention.h"
+#include "models/dropout.h"
 #include "models/encoder_context.h"
 #include "models/model_config.h"
 
@@ -22,7 +22,7 @@ class BertSelfAttentionImpl : public torch::nn::Module {
                         const torch::Tensor& query_states = {});
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   int64_t heads_;
@@ -40,7 +40,7 @@ class BertResidualOutputImpl : public torch::nn::Module {
 
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm LayerNorm{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 };
 TORCH_MODULE(BertResidualOutput);
 

@@ -23,7 +23,7 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(const ModelConfig& c) : position_biased_i
   }
   LayerNorm = register_module(
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
-  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+  dropout = register_module("dropout", Dropout(c.hidden_dropout_prob));
 }
 
 torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {

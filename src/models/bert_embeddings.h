@@ -5,11 +5,11 @@
 // (position_biased_input false), no token types (type_vocab_size 0), and
 // embeddings narrower than the hidden size projected up by `embed_proj`.
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/dropout.h"
 #include "models/model_config.h"
 
 namespace mtbert {
@@ -34,7 +34,7 @@ class BertEmbeddingsImpl : public torch::nn::Module {
   torch::nn::Embedding token_type_embeddings{nullptr};  // null when type_vocab_size is 0
   torch::nn::Linear embed_proj{nullptr};                // E -> H without bias, when embedding_size != hidden_size
   torch::nn::LayerNorm LayerNorm{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   bool position_biased_input_;

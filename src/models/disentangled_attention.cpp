@@ -24,8 +24,8 @@ DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& 
     if (c2p_) pos_key_proj = register_module("pos_key_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
     if (p2c_) pos_query_proj = register_module("pos_query_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
   }
-  dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
-  pos_dropout = register_module("pos_dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+  dropout = register_module("dropout", Dropout(c.attention_probs_dropout_prob));
+  pos_dropout = register_module("pos_dropout", Dropout(c.hidden_dropout_prob));
 }
 
 torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,

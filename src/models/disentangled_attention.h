@@ -16,9 +16,9 @@
 // value_proj are renamed by the converter), so that a BERT checkpoint loads
 // into this module with only the position projections new.
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 
+#include "models/dropout.h"
 #include "models/encoder_context.h"
 #include "models/model_config.h"
 
@@ -35,9 +35,9 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   // Only without share_att_key, and only for the terms pos_att_type names.
   torch::nn::Linear pos_key_proj{nullptr}, pos_query_proj{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
   // On the relative embeddings, per layer (HF's pos_dropout, hidden_dropout_prob).
-  torch::nn::Dropout pos_dropout{nullptr};
+  Dropout pos_dropout{nullptr};
 
  private:
   int64_t heads_;

@@ -11,7 +11,7 @@ ProjectedSelfAttentionImpl::ProjectedSelfAttentionImpl(int64_t width, int64_t he
   query = register_module("query", torch::nn::Linear(width, width));
   key = register_module("key", torch::nn::Linear(width, width));
   value = register_module("value", torch::nn::Linear(width, width));
-  dropout = register_module("dropout", torch::nn::Dropout(attention_dropout));
+  dropout = register_module("dropout", Dropout(attention_dropout));
 }
 
 torch::Tensor ProjectedSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& attention_bias) {

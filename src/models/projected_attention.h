@@ -4,8 +4,9 @@
 // padding bias and attention dropout, heads concatenated. No output
 // projection: the PAL's decoder V_D follows (as in the authors' code).
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
+
+#include "models/dropout.h"
 
 namespace mtbert {
 
@@ -18,7 +19,7 @@ class ProjectedSelfAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& attention_bias);
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   int64_t heads_;

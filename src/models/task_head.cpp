@@ -72,7 +72,7 @@ TaskHeadImpl::TaskHeadImpl(const HeadSpec& spec, int64_t hidden_size) : spec_(sp
   if (is_cosine(spec_)) return;  // no parameters: the score is the cosine itself
   const int64_t in = spec_.pair_mode == PairMode::siamese ? 4 * hidden_size : hidden_size;
   const int64_t out = spec_.target == HeadTarget::classes ? spec_.num_classes : 1;
-  dropout = register_module("dropout", torch::nn::Dropout(spec_.dropout));
+  dropout = register_module("dropout", Dropout(spec_.dropout));
   classifier = register_module("classifier", torch::nn::Linear(in, out));
 }
 

@@ -14,10 +14,10 @@
 #include <string>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 
 #include "models/bert_model.h"
+#include "models/dropout.h"
 
 namespace mtbert {
 
@@ -93,7 +93,7 @@ class TaskHeadImpl : public torch::nn::Module {
 
   const HeadSpec& spec() const { return spec_; }
 
-  torch::nn::Dropout dropout{nullptr};    // null for cosine heads (nothing to drop)
+  Dropout dropout{nullptr};    // null for cosine heads (nothing to drop)
   torch::nn::Linear classifier{nullptr};  // null for cosine heads
 
  private:

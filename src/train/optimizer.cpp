@@ -6,6 +6,8 @@
 
 #include <torch/nn/modules/normalization.h>
 
+#include "train/fused_adamw.h"
+
 namespace mtbert {
 
 namespace {
@@ -66,11 +68,10 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& mod
   param_groups.emplace_back(groups[1], options(train.lr, 0.0));
   param_groups.emplace_back(groups[2], options(head_lr, train.weight_decay));
   param_groups.emplace_back(groups[3], options(head_lr, 0.0));
-  return std::make_unique<torch::optim::AdamW>(std::move(param_groups),
-                                               torch::optim::AdamWOptions(train.lr)
-                                                   .betas({train.adam_beta1, train.adam_beta2})
-                                                   .eps(train.adam_eps)
-                                                   .weight_decay(train.weight_decay));
+  return std::make_unique<FusedAdamW>(std::move(param_groups), torch::optim::AdamWOptions(train.lr)
+                                                                    .betas({train.adam_beta1, train.adam_beta2})
+                                                                    .eps(train.adam_eps)
+                                                                    .weight_decay(train.weight_decay));
 }
 
 std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const TrainSection& train) {

@@ -1,6 +1,7 @@
 #pragma once
 // AdamW with HuggingFace's parameter groups: no weight decay on biases and
-// LayerNorm weights; heads may have their own learning rate.
+// LayerNorm weights; heads may have their own learning rate. The optimizer is
+// a FusedAdamW (fused_adamw.h): LibTorch's AdamW, one pass per parameter.
 #include <functional>
 #include <memory>
 #include <string>
