@@ -34,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -118,16 +119,15 @@ def wait_for_quiet(args):
     return round(share, 3)
 
 
-def fail(command, process_or_result):
-    stderr = process_or_result.stderr if isinstance(process_or_result.stderr, str) else process_or_result.stderr.read()
-    sys.exit(f"compare.py: {' '.join(command)} failed ({process_or_result.returncode}):\n{stderr}")
+def fail(command, returncode, stderr):
+    sys.exit(f"compare.py: {' '.join(command)} failed ({returncode}):\n{stderr}")
 
 
 def run_json(command, policy):
     """A whole run: its JSON lines."""
     done = subprocess.run(command, env=dict(os.environ, OMP_WAIT_POLICY=policy), capture_output=True, text=True)
     if done.returncode != 0:
-        fail(command, done)
+        fail(command, done.returncode, done.stderr)
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
@@ -135,9 +135,16 @@ def run_paced(commands, repetitions):
     """Runs the --paced commands {name: argv} side by side, one repetition of
     one of them at a time, alternating the order; returns ({name: [ms per
     repetition]}, {name: summary line})."""
-    procs = {name: subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    # stderr goes to files: an unread pipe could fill and stall a process.
+    errs = {name: tempfile.TemporaryFile("w+") for name in commands}
+    procs = {name: subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errs[name],
                                     text=True, env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
              for name, argv in commands.items()}
+
+    def failed(name):
+        errs[name].seek(0)
+        fail(commands[name], procs[name].wait(), errs[name].read())
+
     times, summary = {name: [] for name in procs}, {}
     names = list(procs)
     for i in range(repetitions):
@@ -152,18 +159,23 @@ def run_paced(commands, repetitions):
                 pass
             line = proc.stdout.readline()
             if not line:
-                proc.wait()
-                fail(commands[name], proc)
+                failed(name)
             record = json.loads(line)
             if "rep" in record:
                 times[name].append(record["ms"])
             else:
                 summary[name] = record
     for name, proc in procs.items():
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            sys.exit(f"compare.py: {' '.join(commands[name])} failed ({proc.returncode}):\n{err}")
-        for line in out.splitlines():
+        # The rest through the same buffered reader: readline may already hold
+        # the summary line (communicate() would read past it, from the pipe).
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        rest = proc.stdout.read()
+        if proc.wait() != 0:
+            failed(name)
+        for line in rest.splitlines():
             if line.startswith("{") and "rep" not in json.loads(line):
                 summary[name] = json.loads(line)
     return times, summary
