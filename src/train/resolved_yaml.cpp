@@ -8,29 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "train/experiment_config.h"
+#include "train/yaml_quote.h"
 
 namespace mtbert {
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '$': out += "$$"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += ch;  // UTF-8 bytes pass through: YAML is UTF-8
-    }
-  }
-  return out + "\"";
-}
+std::string quote(const std::string& s) { return yaml_double_quoted(s, Dollars::escape); }
 
 // model.config as a YAML flow collection (JSON-like, with the quoting above).
 std::string flow(const nlohmann::json& j) {

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "core/user_error.h"
+#include "train/yaml_quote.h"
 
 namespace mtbert {
 
@@ -96,24 +97,6 @@ bool plain_is_safe(const std::string& text) {
   return true;
 }
 
-std::string double_quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string key_of(const std::string& override_text) { return override_text.substr(0, override_text.find('=')); }
 
 }  // namespace
@@ -122,7 +105,7 @@ std::string yaml_flow_text(const ConfigNode& value) {
   switch (value.kind) {
     case ConfigNode::Kind::null: return "null";
     case ConfigNode::Kind::scalar:
-      return !value.quoted && plain_is_safe(value.text) ? value.text : double_quoted(value.text);
+      return !value.quoted && plain_is_safe(value.text) ? value.text : yaml_double_quoted(value.text, Dollars::keep);
     case ConfigNode::Kind::sequence: {
       std::vector<std::string> items;
       for (const auto& item : value.items) items.push_back(yaml_flow_text(item));
@@ -132,7 +115,8 @@ std::string yaml_flow_text(const ConfigNode& value) {
   }
   std::vector<std::string> entries;
   for (const auto& [key, item] : value.entries)
-    entries.push_back((plain_is_safe(key) ? key : double_quoted(key)) + ": " + yaml_flow_text(item));
+    entries.push_back((plain_is_safe(key) ? key : yaml_double_quoted(key, Dollars::keep)) + ": " +
+                      yaml_flow_text(item));
   return fmt::format("{{{}}}", fmt::join(entries, ", "));
 }
 

@@ -8,37 +8,11 @@
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
 #include "models/pretrained_model.h"
+#include "small_deberta_config.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
 using namespace mtbert;
-
-namespace {
-
-ModelConfig small_deberta() {
-  ModelConfig c;
-  c.model_type = "deberta-v2";
-  c.vocab_size = 50;
-  c.hidden_size = 16;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.intermediate_size = 24;
-  c.max_position_embeddings = 32;
-  c.type_vocab_size = 0;
-  c.layer_norm_eps = 1e-7;
-  c.relative_attention = true;
-  c.position_buckets = 8;
-  c.max_relative_positions = 20;
-  c.pos_att_type = {"p2c", "c2p"};
-  c.share_att_key = true;
-  c.norm_rel_ebd = "layer_norm";
-  c.position_biased_input = false;
-  c.hidden_dropout_prob = 0;
-  c.attention_probs_dropout_prob = 0;
-  return c;
-}
-
-}  // namespace
 
 TEST_CASE("DeBERTa encoder matches the independent reference on tiny HF checkpoints",
           "[models][parity][deberta]") {
@@ -71,7 +45,7 @@ TEST_CASE("DeBERTa encoder matches the independent reference on tiny HF checkpoi
 
 TEST_CASE("disentangled attention: names, padding invariance, gradients, half precision", "[models][deberta]") {
   torch::manual_seed(5);
-  ModelConfig c = small_deberta();
+  ModelConfig c = test::small_deberta_config();
   BertModel model(c, BertModelOptions{false});
   model->initialize_weights();
 
