@@ -7,13 +7,7 @@
 set -euo pipefail
 
 src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-failures=0
-check() {  # check NAME COMMAND...
-  local name="$1"; shift
-  if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failures=$((failures + 1)); fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 
 out="$("$src/scripts/smoke_reproduction.sh" "$dir/smoke" 2>"$dir/log")" || { cat "$dir/log"; exit 1; }
 if grep -q "SKIPPED:" <<<"$out"; then echo "$out"; exit 0; fi
@@ -34,4 +28,4 @@ for table in "${!rows[@]}"; do
   done
 done
 
-[[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
+finish "smoke reproduction"

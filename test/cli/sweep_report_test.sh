@@ -8,28 +8,9 @@ set -uo pipefail
 
 bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
 src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-failures=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 data="$src/experiments/data/quickstart"
 cd "$dir"
-
-ok() { echo "ok: $1"; }
-fail() { echo "FAILED: $1"; failures=$((failures + 1)); }
-check() {  # check NAME COMMAND...
-  local name="$1"; shift
-  if "$@"; then ok "$name"; else fail "$name"; fi
-}
-expect_error() {  # expect_error NAME STDERR_PATTERN -- ARGS...
-  local name="$1" pattern="$2"; shift 3
-  local status=0
-  "$bin" "$@" >"$dir/out" 2>"$dir/err" || status=$?
-  if [[ $status -eq 2 ]] && grep -q -- "$pattern" "$dir/err" && [[ $(wc -l <"$dir/err") -eq 1 ]]; then
-    ok "$name"
-  else
-    fail "$name (exit $status, stderr: $(cat "$dir/err"))"
-  fi
-}
 
 mkdir -p experiments/tiny sweeps tables
 cat >experiments/tiny/quick.yaml <<YAML
@@ -169,8 +150,4 @@ expect_error "an unknown run in a table" 'tables/typo.yaml:6: rows\[1\].run: no 
   report tables/typo.yaml
 expect_error "an unknown format" "format" -- report tables/quick.yaml --format html
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all sweep and report checks passed"
+finish "sweep and report"

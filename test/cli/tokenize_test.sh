@@ -5,33 +5,17 @@
 set -euo pipefail
 
 bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-failures=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 
 # ids:                      0     1     2     3      4     5      6    7  8
 printf '%s\n' '[PAD]' '[UNK]' '[CLS]' '[SEP]' '[MASK]' hello world ! a > "$dir/vocab.txt"
 
 expect() {  # expect NAME WANT GOT
-  if [[ "$2" == "$3" ]]; then
-    echo "ok: $1"
-  else
-    echo "FAILED: $1"; echo "  want: $2"; echo "  got:  $3"
-    failures=$((failures + 1))
-  fi
+  if [[ "$2" == "$3" ]]; then ok "$1"; else fail "$1"; echo "  want: $2"; echo "  got:  $3"; fi
 }
 
-expect_error() {  # expect_error NAME STDERR_PATTERN -- ARGS... (stdin from $input)
-  local name="$1" pattern="$2"; shift 3
-  local status=0
-  printf '%b' "$input" | "$bin" tokenize "$@" >"$dir/out" 2>"$dir/err" || status=$?
-  if [[ $status -eq 2 ]] && grep -q -- "$pattern" "$dir/err" && [[ $(wc -l <"$dir/err") -eq 1 ]]; then
-    echo "ok: $name"
-  else
-    echo "FAILED: $name (exit $status, stderr: $(cat "$dir/err"))"
-    failures=$((failures + 1))
-  fi
-}
+# tokenize_error NAME STDERR_PATTERN -- ARGS...: `mtbert tokenize ARGS` on $input fails with one line.
+tokenize_error() { expect_error "$1" "$2" -- tokenize "${@:4}" < <(printf '%b' "$input"); }
 
 tok() { "$bin" tokenize --vocab "$dir/vocab.txt" "$@"; }
 
@@ -52,25 +36,21 @@ echo '{"do_lower_case": false}' >"$dir/model/tokenizer_config.json"
 expect "--model reads tokenizer_config.json" "2 1 3" "$(echo 'Hello' | "$bin" tokenize --model "$dir/model")"
 
 input='hello\tworld\nno tab here\n'
-expect_error "a pair line without a tab names its line" "line 2" -- --vocab "$dir/vocab.txt" --pairs
+tokenize_error "a pair line without a tab names its line" "line 2" -- --vocab "$dir/vocab.txt" --pairs
 input='a\tb\tc\n'
-expect_error "a pair line with two tabs" "line 1" -- --vocab "$dir/vocab.txt" --pairs
+tokenize_error "a pair line with two tabs" "line 1" -- --vocab "$dir/vocab.txt" --pairs
 input='fine\nbroken \xff byte\n'
-expect_error "invalid UTF-8 names its line" "line 2: invalid UTF-8" -- --vocab "$dir/vocab.txt"
+tokenize_error "invalid UTF-8 names its line" "line 2: invalid UTF-8" -- --vocab "$dir/vocab.txt"
 input='hello\n'
-expect_error "max length below the special tokens" "max_length" -- --vocab "$dir/vocab.txt" --pairs --max-length 2
-expect_error "negative max length" "max_length" -- --vocab "$dir/vocab.txt" --max-length -1
-expect_error "no tokenizer given" "exactly one of" --
-expect_error "two tokenizers given" "excludes" -- --vocab "$dir/vocab.txt" --model "$dir/model"
-expect_error "a missing vocabulary" "missing.txt" -- --vocab "$dir/missing.txt"
+tokenize_error "max length below the special tokens" "max_length" -- --vocab "$dir/vocab.txt" --pairs --max-length 2
+tokenize_error "negative max length" "max_length" -- --vocab "$dir/vocab.txt" --max-length -1
+tokenize_error "no tokenizer given" "exactly one of" --
+tokenize_error "two tokenizers given" "excludes" -- --vocab "$dir/vocab.txt" --model "$dir/model"
+tokenize_error "a missing vocabulary" "missing.txt" -- --vocab "$dir/missing.txt"
 mkdir "$dir/empty"
-expect_error "a folder without tokenizer" "$dir/empty" -- --model "$dir/empty"
-expect_error "a missing SentencePiece model" "missing.model" -- --spm "$dir/missing.model"
-expect_error "--no-lower-case only with --vocab" "requires" -- --spm "$dir/missing.model" --no-lower-case
-expect_error "unknown format" "format" -- --vocab "$dir/vocab.txt" --format xml
+tokenize_error "a folder without tokenizer" "$dir/empty" -- --model "$dir/empty"
+tokenize_error "a missing SentencePiece model" "missing.model" -- --spm "$dir/missing.model"
+tokenize_error "--no-lower-case only with --vocab" "requires" -- --spm "$dir/missing.model" --no-lower-case
+tokenize_error "unknown format" "format" -- --vocab "$dir/vocab.txt" --format xml
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all tokenize checks passed"
+finish "tokenize"

@@ -8,26 +8,7 @@ set -euo pipefail
 
 bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
 src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-failures=0
-ok() { echo "ok: $1"; }
-fail() { echo "FAILED: $1"; failures=$((failures + 1)); }
-check() {  # check NAME COMMAND...
-  local name="$1"; shift
-  if "$@"; then ok "$name"; else fail "$name"; fi
-}
-expect_error() {  # expect_error NAME STDERR_PATTERN -- ARGS...
-  local name="$1" pattern="$2"; shift 3
-  local status=0
-  "$bin" "$@" >"$dir/out" 2>"$dir/err" || status=$?
-  # Log lines go to stderr too; the error is the one line starting "mtbert: error:".
-  if [[ $status -eq 2 ]] && [[ $(grep -c "^mtbert: error:" "$dir/err") -eq 1 ]] && grep -q -- "$pattern" "$dir/err"; then
-    ok "$name"
-  else
-    fail "$name (exit $status, stderr: $(cat "$dir/err"))"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 
 cd "$src"
 tiny=(model.config.hidden_size=32 model.config.num_hidden_layers=1 model.config.num_attention_heads=2
@@ -72,4 +53,4 @@ check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/sum
 "$bin" train --resume "$dir/int" --no-progress >/dev/null 2>"$dir/resume.log"
 check "--resume finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
 
-[[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
+finish "train, eval and predict"
