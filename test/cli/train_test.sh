@@ -8,6 +8,8 @@ set -euo pipefail
 
 bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
 src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
+# The committed quickstart samples, not the shared data sets CTest may name.
+unset MTBERT_DATA
 source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 
 cd "$src"
