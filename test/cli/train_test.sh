@@ -31,15 +31,15 @@ check "predict sts prints a score" \
   bash -c "'$bin' predict '$dir/run' --task sts --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[0-9.]+$'"
 
 printf '\tid\tsentence\tsentiment\n0\tabc\tfine text\t1\n1\tdef\tanother\tseven\n' >"$dir/bad.csv"
-expect_error "an unknown key, with a suggestion" 'train.batch_sise: unknown key (did you mean "batch_size"?)' -- \
+expect_error_after_logs "an unknown key, with a suggestion" 'train.batch_sise: unknown key (did you mean "batch_size"?)' -- \
   train experiments/quickstart.yaml train.batch_sise=4 --out "$dir/r1"
-expect_error "a corrupt data row names file and line" "$dir/bad.csv:3" -- \
+expect_error_after_logs "a corrupt data row names file and line" "$dir/bad.csv:3" -- \
   train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.train="$dir/bad.csv" train.on_bad_row=error --out "$dir/r2"
 check "  ... and leaves no run folder" test ! -e "$dir/r2"
-expect_error "a missing data file" "$dir/missing.csv" -- \
+expect_error_after_logs "a missing data file" "$dir/missing.csv" -- \
   train experiments/quickstart.yaml "${tiny[@]}" tasks.sts.dev="$dir/missing.csv" --out "$dir/r3"
 check "  ... and leaves no run folder" test ! -e "$dir/r3"
-expect_error "a finished run is not overwritten" "already holds a finished run" -- \
+expect_error_after_logs "a finished run is not overwritten" "already holds a finished run" -- \
   train experiments/quickstart.yaml --out "$dir/run"
 
 # SIGINT: a checkpoint, exit 130, then --resume finishes the run.
