@@ -1,7 +1,7 @@
 """Reads the gold labels of a CS224N data file: tab-separated, UTF-8, a header
 row whose first column is an unnamed row index, fields optionally quoted with
 `"` (Python's csv.reader with delimiter '\\t', the way the starter code and
-mtbert's own reader take them; see src/tasks/tsv_reader.h)."""
+mtbert's own reader take them; see src/data/tsv_reader.h)."""
 import csv
 
 from .errors import UserError, one_line

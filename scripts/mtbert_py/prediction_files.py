@@ -1,5 +1,5 @@
 """Reads prediction files in the CS224N leaderboard layout that mtbert writes
-(src/tasks/prediction_file.h):
+(src/data/prediction_file.h):
 
     id \t Predicted_Sentiment \n
     a7d575c9ed86ea9633660c67e , 3 \n

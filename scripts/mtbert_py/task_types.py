@@ -1,5 +1,5 @@
 """The built-in task types as the figures need them, mirroring
-src/tasks/task_spec.cpp: the label column of their data files, the header of
+src/data/task_spec.cpp: the label column of their data files, the header of
 their prediction files, their target and metric, and names for their classes."""
 from dataclasses import dataclass
 

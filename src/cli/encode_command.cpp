@@ -10,9 +10,9 @@
 #include "core/user_error.h"
 #include "models/encoder_inputs.h"
 #include "models/pretrained_model.h"
-#include "tasks/sequence_encoder.h"
-#include "tasks/token_batch.h"
-#include "tasks/tokenizer.h"
+#include "text/sequence_encoder.h"
+#include "data/token_batch.h"
+#include "text/tokenizer.h"
 
 namespace mtbert::cli {
 

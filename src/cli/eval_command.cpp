@@ -10,7 +10,7 @@
 #include "train/checkpoint.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
-#include "train/experiment_config.h"
+#include "config/experiment_config.h"
 #include "train/run_directory.h"
 
 namespace mtbert::cli {

@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "models/pretrained_model.h"
-#include "tasks/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace mtbert::cli {
 

@@ -9,7 +9,7 @@
 #include "core/user_error.h"
 #include "train/checkpoint.h"
 #include "train/experiment.h"
-#include "train/experiment_config.h"
+#include "config/experiment_config.h"
 #include "train/model_inputs.h"
 #include "train/run_directory.h"
 

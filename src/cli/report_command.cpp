@@ -8,10 +8,10 @@
 
 #include "cli/commands.h"
 #include "core/atomic_file.h"
-#include "train/report_format.h"
-#include "train/report_results.h"
-#include "train/report_table.h"
-#include "train/sweep_spec.h"
+#include "report/report_format.h"
+#include "report/report_results.h"
+#include "report/report_table.h"
+#include "sweep/sweep_spec.h"
 
 namespace mtbert::cli {
 

@@ -18,14 +18,14 @@
 #include "core/atomic_file.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "train/experiment_config.h"
+#include "config/experiment_config.h"
 #include "train/run_directory.h"
 #include "train/run_status.h"
-#include "train/slurm_script.h"
-#include "train/sweep_expansion.h"
-#include "train/sweep_jobs.h"
-#include "train/sweep_plan.h"
-#include "train/sweep_spec.h"
+#include "sweep/slurm_script.h"
+#include "sweep/sweep_expansion.h"
+#include "sweep/sweep_jobs.h"
+#include "sweep/sweep_plan.h"
+#include "sweep/sweep_spec.h"
 
 namespace mtbert::cli {
 

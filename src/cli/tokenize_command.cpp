@@ -13,11 +13,11 @@
 
 #include "cli/commands.h"
 #include "core/user_error.h"
-#include "tasks/sentencepiece_tokenizer.h"
-#include "tasks/sequence_encoder.h"
-#include "tasks/tokenizer.h"
-#include "tasks/utf8_check.h"
-#include "tasks/wordpiece_tokenizer.h"
+#include "text/sentencepiece_tokenizer.h"
+#include "text/sequence_encoder.h"
+#include "text/tokenizer.h"
+#include "text/utf8_check.h"
+#include "text/wordpiece_tokenizer.h"
 
 namespace mtbert::cli {
 

@@ -13,7 +13,7 @@
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "train/experiment.h"
-#include "train/experiment_config.h"
+#include "config/experiment_config.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
 #include "train/run_lock.h"

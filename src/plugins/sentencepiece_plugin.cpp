@@ -1,9 +1,9 @@
 // libmtbert_sentencepiece.so: the only code that includes SentencePiece's
-// headers or links its libraries (see tasks/sentencepiece_engine.h for why).
+// headers or links its libraries (see text/sentencepiece_engine.h for why).
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
-#include "tasks/sentencepiece_engine.h"
+#include "text/sentencepiece_engine.h"
 
 namespace mtbert {
 

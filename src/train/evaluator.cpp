@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "tasks/metrics.h"
-#include "tasks/prediction_file.h"
-#include "train/autocast_scope.h"
+#include "data/metrics.h"
+#include "data/prediction_file.h"
+#include "core/autocast_scope.h"
 #include "train/model_inputs.h"
 
 namespace mtbert {

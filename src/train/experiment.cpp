@@ -12,7 +12,7 @@
 #include "core/user_error.h"
 #include "models/module_state.h"
 #include "models/pretrained_model.h"
-#include "tasks/sentencepiece_training.h"
+#include "text/sentencepiece_training.h"
 
 namespace mtbert {
 

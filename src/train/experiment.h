@@ -13,11 +13,11 @@
 #include "models/model_config.h"
 #include "models/multitask_model.h"
 #include "models/task_head.h"
-#include "tasks/encoded_split.h"
-#include "tasks/task_data.h"
-#include "tasks/task_spec.h"
-#include "tasks/tokenizer.h"
-#include "train/experiment_config.h"
+#include "data/encoded_split.h"
+#include "data/task_data.h"
+#include "data/task_spec.h"
+#include "text/tokenizer.h"
+#include "config/experiment_config.h"
 #include "train/run_directory.h"
 
 namespace mtbert {

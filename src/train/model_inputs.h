@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "models/encoder_inputs.h"
-#include "tasks/batching.h"
+#include "data/batching.h"
 
 namespace mtbert {
 

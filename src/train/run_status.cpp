@@ -1,6 +1,6 @@
 #include "train/run_status.h"
 
-#include "train/config_tree.h"
+#include "config/config_tree.h"
 #include "train/run_directory.h"
 #include "train/run_lock.h"
 

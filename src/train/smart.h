@@ -54,7 +54,7 @@
 #include <torch/types.h>
 
 #include "models/multitask_model.h"
-#include "train/experiment_config.h"
+#include "config/experiment_config.h"
 
 namespace mtbert {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "train/experiment_config.h"
+#include "config/experiment_config.h"
 
 namespace mtbert {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tasks/batching.h"
+#include "data/batching.h"
 
 namespace mtbert {
 

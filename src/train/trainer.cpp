@@ -9,12 +9,12 @@
 #include "core/build_info.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "train/autocast_scope.h"
+#include "core/autocast_scope.h"
 #include "train/checkpoint.h"
-#include "train/gradient_clipping.h"
+#include "optim/gradient_clipping.h"
 #include "train/model_inputs.h"
-#include "train/optimizer.h"
-#include "train/progress.h"
+#include "optim/optimizer.h"
+#include "core/progress_bar.h"
 
 namespace mtbert {
 

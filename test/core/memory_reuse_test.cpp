@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/memory_reuse.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 namespace {
 

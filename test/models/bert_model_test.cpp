@@ -11,7 +11,7 @@
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
 #include "models/pretrained_model.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 namespace fs = std::filesystem;
 using namespace mtbert;

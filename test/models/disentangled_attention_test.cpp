@@ -8,8 +8,8 @@
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
 #include "models/pretrained_model.h"
-#include "small_deberta_config.h"
-#include "test_support.h"
+#include "support/small_deberta_config.h"
+#include "support/test_support.h"
 
 namespace fs = std::filesystem;
 using namespace mtbert;

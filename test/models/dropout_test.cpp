@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "models/dropout.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 TEST_CASE("Dropout holds nothing and is the identity in eval mode", "[models][dropout]") {
   mtbert::Dropout dropout(0.3);

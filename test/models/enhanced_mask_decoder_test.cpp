@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "models/bert_model.h"
-#include "small_deberta_config.h"
-#include "test_support.h"
+#include "support/small_deberta_config.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

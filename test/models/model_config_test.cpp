@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/model_config.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

@@ -6,9 +6,9 @@
 
 #include "core/user_error.h"
 #include "models/multitask_model.h"
-#include "test_support.h"
-#include "models/pal_reference.h"
-#include "models/tiny_multitask.h"
+#include "support/test_support.h"
+#include "support/pal_reference.h"
+#include "support/tiny_multitask.h"
 
 using namespace mtbert;
 using mtbert::test::head_spec;

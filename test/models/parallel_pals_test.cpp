@@ -4,10 +4,10 @@
 
 #include <torch/torch.h>
 
-#include "models/pal_reference.h"
+#include "support/pal_reference.h"
 #include "models/projected_attention.h"
-#include "models/tiny_multitask.h"
-#include "test_support.h"
+#include "support/tiny_multitask.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

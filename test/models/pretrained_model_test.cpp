@@ -10,7 +10,7 @@
 #include "core/safetensors.h"
 #include "core/user_error.h"
 #include "models/pretrained_model.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

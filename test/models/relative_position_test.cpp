@@ -3,7 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/relative_position.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

@@ -8,8 +8,8 @@
 
 #include "core/user_error.h"
 #include "models/task_head.h"
-#include "test_support.h"
-#include "models/tiny_multitask.h"
+#include "support/test_support.h"
+#include "support/tiny_multitask.h"
 
 using namespace mtbert;
 using mtbert::test::head_spec;

@@ -4,9 +4,9 @@
 
 #include <torch/torch.h>
 
-#include "models/pal_reference.h"
-#include "models/tiny_multitask.h"
-#include "test_support.h"
+#include "support/pal_reference.h"
+#include "support/tiny_multitask.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

@@ -5,9 +5,9 @@
 #include <limits>
 #include <torch/torch.h>
 
-#include "gradcheck.h"
+#include "support/gradcheck.h"
 #include "ops/disentangled_scores.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 using namespace mtbert;
 

@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "ops/fused_dropout.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 using mtbert::ops::fused_dropout;
 

@@ -1,5 +1,5 @@
 """An independent Python implementation of mtbert's batch plans
-(src/tasks/batching.cpp, src/tasks/portable_random.cpp), written from the
+(src/data/batching.cpp, src/core/portable_random.cpp), written from the
 definitions rather than from the C++: std::mt19937_64 from the C++ standard's
 parameters, SplitMix64 seeding, Fisher-Yates with rejection-sampled draws,
 and length bucketing in pools."""

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "core/user_error.h"
-#include "tasks/temp_dir.h"
-#include "test_support.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
 
 using Catch::Matchers::Contains;
 

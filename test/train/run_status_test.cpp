@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "tasks/temp_dir.h"
-#include "test_support.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "train/run_lock.h"
 
 namespace fs = std::filesystem;

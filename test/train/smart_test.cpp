@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "models/multitask_model.h"
-#include "test_support.h"
-#include "models/tiny_multitask.h"
+#include "support/test_support.h"
+#include "support/tiny_multitask.h"
 #include "train/smart.h"
 
 using namespace mtbert;

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "test_support.h"
+#include "support/test_support.h"
 
 
 namespace {

@@ -8,9 +8,9 @@
 #include <torch/torch.h>
 
 #include "core/safetensors.h"
-#include "synthetic_tasks.h"
-#include "tasks/temp_dir.h"
-#include "test_support.h"
+#include "support/synthetic_tasks.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "train/checkpoint.h"
 
 namespace fs = std::filesystem;

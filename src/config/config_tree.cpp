@@ -1,0 +1,133 @@
+#include "config/config_tree.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/user_error.h"
+
+namespace mtbert {
+
+std::string ConfigOrigin::describe() const {
+  return line > 0 ? fmt::format("{}:{}", file, line) : file;
+}
+
+ConfigNode ConfigNode::make_map(ConfigOrigin origin) {
+  ConfigNode node;
+  node.kind = Kind::map;
+  node.origin = std::move(origin);
+  return node;
+}
+
+ConfigNode ConfigNode::make_scalar(std::string text, ConfigOrigin origin) {
+  ConfigNode node;
+  node.kind = Kind::scalar;
+  node.text = std::move(text);
+  node.origin = std::move(origin);
+  return node;
+}
+
+const ConfigNode* ConfigNode::find(std::string_view key) const {
+  for (const auto& [k, v] : entries)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+ConfigNode* ConfigNode::find(std::string_view key) {
+  for (auto& [k, v] : entries)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+ConfigNode& ConfigNode::set(const std::string& key, ConfigNode value) {
+  if (ConfigNode* existing = find(key)) return *existing = std::move(value);
+  return entries.emplace_back(key, std::move(value)).second;
+}
+
+void ConfigNode::erase(std::string_view key) {
+  for (auto it = entries.begin(); it != entries.end(); ++it) {
+    if (it->first == key) {
+      entries.erase(it);
+      return;
+    }
+  }
+}
+
+std::string describe_value(const ConfigNode& node) {
+  switch (node.kind) {
+    case ConfigNode::Kind::null: return "an empty value";
+    case ConfigNode::Kind::sequence: return "a list";
+    case ConfigNode::Kind::map: return "a map";
+    case ConfigNode::Kind::scalar: break;
+  }
+  return fmt::format("'{}'", node.text);
+}
+
+namespace {
+
+ConfigOrigin at(const ConfigOrigin& file, const YAML::Node& node) {
+  return ConfigOrigin{file.file, node.Mark().is_null() ? file.line : node.Mark().line + 1};
+}
+
+ConfigNode convert(const YAML::Node& yaml, const ConfigOrigin& file) {
+  ConfigNode node;
+  node.origin = at(file, yaml);
+  switch (yaml.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      break;
+    case YAML::NodeType::Scalar:
+      node.kind = ConfigNode::Kind::scalar;
+      node.text = yaml.Scalar();
+      // "?" is a plain scalar; "!" a quoted one; anything else an explicit tag.
+      node.quoted = yaml.Tag() != "?";
+      break;
+    case YAML::NodeType::Sequence:
+      node.kind = ConfigNode::Kind::sequence;
+      for (const auto& item : yaml) node.items.push_back(convert(item, file));
+      break;
+    case YAML::NodeType::Map:
+      node.kind = ConfigNode::Kind::map;
+      for (const auto& entry : yaml) {
+        if (!entry.first.IsScalar())
+          throw UserError(fmt::format("{}: a key must be a plain name, not {}", at(file, entry.first).describe(),
+                                      entry.first.IsMap() ? "a map" : "a list"));
+        const std::string key = entry.first.Scalar();
+        if (node.find(key))
+          throw UserError(fmt::format("{}: key \"{}\" appears twice in the same map: keep one",
+                                      at(file, entry.first).describe(), key));
+        // A value is reported at its key's line (a block map or list starts
+        // on the next one).
+        ConfigNode value = convert(entry.second, file);
+        value.origin = at(file, entry.first);
+        node.entries.emplace_back(key, std::move(value));
+      }
+      break;
+  }
+  return node;
+}
+
+}  // namespace
+
+ConfigNode parse_config_yaml(const std::string& text, const ConfigOrigin& origin) {
+  YAML::Node yaml;
+  try {
+    yaml = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    const ConfigOrigin where{origin.file, e.mark.is_null() ? origin.line : e.mark.line + 1};
+    throw UserError(fmt::format("{}: invalid YAML: {}", where.describe(), e.msg));
+  }
+  return convert(yaml, origin);
+}
+
+ConfigNode read_config_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(fmt::format("{}: cannot open the file", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config_yaml(text.str(), ConfigOrigin{path.string(), 0});
+}
+
+}  // namespace mtbert

@@ -1,0 +1,74 @@
+#include "core/autocast_scope.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+#include "core/user_error.h"
+
+// LibTorch 2.4 replaced the per-backend calls (set_enabled for CUDA,
+// set_cpu_enabled, ...) by calls taking the device type.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define MTBERT_AUTOCAST_PER_DEVICE 1
+#endif
+
+namespace mtbert {
+
+namespace {
+
+bool autocast_enabled(c10::DeviceType type) {
+#ifdef MTBERT_AUTOCAST_PER_DEVICE
+  return at::autocast::is_autocast_enabled(type);
+#else
+  return type == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+void set_autocast_enabled(c10::DeviceType type, bool enabled) {
+#ifdef MTBERT_AUTOCAST_PER_DEVICE
+  at::autocast::set_autocast_enabled(type, enabled);
+#else
+  if (type == c10::DeviceType::CUDA) at::autocast::set_enabled(enabled);
+  else at::autocast::set_cpu_enabled(enabled);
+#endif
+}
+
+c10::ScalarType autocast_dtype(c10::DeviceType type) {
+#ifdef MTBERT_AUTOCAST_PER_DEVICE
+  return at::autocast::get_autocast_dtype(type);
+#else
+  return type == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
+void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype) {
+#ifdef MTBERT_AUTOCAST_PER_DEVICE
+  at::autocast::set_autocast_dtype(type, dtype);
+#else
+  if (type == c10::DeviceType::CUDA) at::autocast::set_autocast_gpu_dtype(dtype);
+  else at::autocast::set_autocast_cpu_dtype(dtype);
+#endif
+}
+
+}  // namespace
+
+AutocastScope::AutocastScope(c10::Device device, bool enabled) : active_(enabled), type_(device.type()) {
+  if (!active_) return;
+  if (type_ != c10::DeviceType::CUDA && type_ != c10::DeviceType::CPU)
+    throw UserError("precision: bf16 autocast runs on cpu and cuda devices only");
+  previous_enabled_ = autocast_enabled(type_);
+  previous_dtype_ = autocast_dtype(type_);
+  set_autocast_dtype(type_, c10::ScalarType::BFloat16);
+  set_autocast_enabled(type_, true);
+  at::autocast::increment_nesting();
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  // The outermost scope drops autocast's cache of bf16 weight copies: the
+  // optimizer step changes the weights before the next forward pass.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  set_autocast_enabled(type_, previous_enabled_);
+  set_autocast_dtype(type_, previous_dtype_);
+}
+
+}  // namespace mtbert

@@ -1,0 +1,130 @@
+#include "optim/fused_adamw.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+namespace mtbert {
+
+namespace {
+
+constexpr int64_t kGrain = 32768;
+
+bool fusable(const torch::Tensor& t) {
+  return !t.is_sparse() && t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.is_contiguous();
+}
+
+struct StepScalars {
+  float decay;            // 1 - lr * weight_decay (1 without decay)
+  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+  float sqrt_bias_correction2;
+  float eps;
+  float neg_step_size;    // -lr / bias_correction1
+};
+
+// Vector kernels for AVX-512 and AVX2 CPUs next to the portable one, chosen
+// when the program loads (GCC's function multiversioning).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define MTBERT_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MTBERT_VECTOR_CLONES
+#endif
+
+// LibTorch's AdamW::step for elements [0, n) of one parameter, in one pass:
+//   p.mul_(decay); m.mul_(b1).add_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, 1 - b2);
+//   p.addcdiv_(m, v.sqrt() / sqrt(bc2) + eps, -lr / bc1)
+// (vectorized only without errno on sqrt: CMakeLists.txt compiles this file
+// with -fno-math-errno, as LibTorch itself is built).
+MTBERT_VECTOR_CLONES
+void update_chunk(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, int64_t n,
+                  const StepScalars s) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float grad = g[i];
+    const float mi = m[i] * s.beta1 + s.one_minus_beta1 * grad;
+    const float vi = v[i] * s.beta2 + s.one_minus_beta2 * (grad * grad);
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) / s.sqrt_bias_correction2 + s.eps;
+    p[i] = p[i] * s.decay + s.neg_step_size * (mi / denom);
+  }
+}
+
+void fused_update(float* p, const float* g, float* m, float* v, int64_t n, const StepScalars& s) {
+  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
+    update_chunk(p + begin, g + begin, m + begin, v + begin, end - begin, s);
+  });
+}
+
+// The optimizer's state is keyed by the parameter's TensorImpl: by its address
+// printed as a string in LibTorch 1.13, by the address itself in 2.x.
+template <class Key>
+Key state_key(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;
+    key << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return key.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+
+}  // namespace
+
+torch::Tensor FusedAdamW::step(LossClosure closure) {
+  using StateKey = typename std::decay_t<decltype(state_)>::key_type;
+  for (const auto& group : param_groups_) {
+    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return AdamW::step(closure);
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (!fusable(p) || !fusable(p.grad())) return AdamW::step(closure);
+      const auto it = state_.find(state_key<StateKey>(p));
+      if (it == state_.end()) continue;
+      const auto& state = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+      if (!fusable(state.exp_avg()) || !fusable(state.exp_avg_sq())) return AdamW::step(closure);
+    }
+  }
+
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const auto key = state_key<StateKey>(p);
+      if (state_.find(key) == state_.end()) {
+        auto state = std::make_unique<torch::optim::AdamWParamState>();
+        state->step(0);
+        state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        state_[key] = std::move(state);
+      }
+      auto& state = static_cast<torch::optim::AdamWParamState&>(*state_[key]);
+      state.step(state.step() + 1);
+      const double bias_correction1 = 1 - std::pow(beta1, state.step());
+      const double bias_correction2 = 1 - std::pow(beta2, state.step());
+      const StepScalars s{
+          options.weight_decay() != 0 ? static_cast<float>(1 - options.lr() * options.weight_decay()) : 1.0f,
+          static_cast<float>(beta1),
+          static_cast<float>(1 - beta1),
+          static_cast<float>(beta2),
+          static_cast<float>(1 - beta2),
+          static_cast<float>(std::sqrt(bias_correction2)),
+          static_cast<float>(options.eps()),
+          static_cast<float>(-options.lr() / bias_correction1)};
+      fused_update(p.data_ptr<float>(), p.grad().data_ptr<float>(), state.exp_avg().data_ptr<float>(),
+                   state.exp_avg_sq().data_ptr<float>(), p.numel(), s);
+    }
+  }
+  return loss;
+}
+
+}  // namespace mtbert

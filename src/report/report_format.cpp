@@ -1,0 +1,276 @@
+#include "report/report_format.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/user_error.h"
+
+namespace mtbert {
+
+namespace {
+
+constexpr const char* kSmokeTag = "smoke";
+
+bool any_test_row(const ReportResult& r) {
+  return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRowResult& row) { return row.row->split == "test"; });
+}
+
+// What stands in a cell without a number of ours.
+std::string missing_text(const ReportRowResult& row, const ReportCell& cell) {
+  if (cell.not_evaluated) return row.row->split == "test" ? "n/a (unlabeled)" : "n/a";
+  const bool none_started = std::all_of(row.runs.begin(), row.runs.end(),
+                                        [](const RowRun& run) { return run.status == RunStatus::missing; });
+  return none_started ? "missing" : "unfinished";
+}
+
+std::string status_note(RunStatus status) {
+  switch (status) {
+    case RunStatus::missing: return "missing";
+    case RunStatus::running: return "running";
+    case RunStatus::interrupted: return "interrupted (mtbert sweep resumes it)";
+    case RunStatus::failed: return "failed before its first checkpoint (see its train.log)";
+    case RunStatus::finished:
+    case RunStatus::early_stopped: break;
+  }
+  return run_status_name(status);
+}
+
+// "baseline-seed1 missing, baseline-seed2 running", or "" when every run finished.
+std::string unfinished_note(const ReportRowResult& row) {
+  std::vector<std::string> parts;
+  for (const auto& run : row.runs)
+    if (!run_is_done(run.status)) parts.push_back(fmt::format("{} {}", run.name, status_note(run.status)));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string runs_text(const ReportRowResult& row) {
+  const auto total = static_cast<int64_t>(row.runs.size());
+  return row.finished == total ? fmt::format("{}", total) : fmt::format("{}/{}", row.finished, total);
+}
+
+// The number formats of one output format.
+struct Style {
+  std::string plus_minus;
+  std::string plus;
+  std::string minus;
+};
+
+// Three decimals, as the papers give them; the sign in the format's own way.
+std::string number_text(double value, const Style& style, bool signed_always) {
+  const std::string digits = fmt::format("{:.3f}", std::abs(value));
+  const bool zero = digits == "0.000";
+  if (value < 0 && !zero) return style.minus + digits;
+  return (signed_always ? style.plus : "") + digits;
+}
+
+std::string ours_text(const ReportRowResult& row, const ReportCell& cell, const Style& style) {
+  if (cell.n == 0) return missing_text(row, cell);
+  if (cell.n == 1) return number_text(cell.mean, style, false);
+  return number_text(cell.mean, style, false) + style.plus_minus + fmt::format("{:.3f}", cell.stddev);
+}
+
+std::string difference_text(const ReportCell& cell, const Style& style) {
+  if (cell.n == 0 || !cell.paper) return "";
+  return number_text(cell.mean - *cell.paper, style, true);
+}
+
+std::string paper_text(const ReportCell& cell, const Style& style) {
+  return cell.paper ? number_text(*cell.paper, style, false) : "";
+}
+
+// `code` formats a path.
+std::string ours_description(const ReportResult& r, std::string (*code)(const std::string&)) {
+  return fmt::format("Ours: the runs in {} (sweep {}), {}", code(r.runs_root.string()), code(r.table->sweep.string()),
+                     any_test_row(r) ? "on each row's split (dev: the best dev evaluation)" : "best dev scores");
+}
+
+// ---------------------------------------------------------------------------
+// Markdown
+
+std::string md_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string md_code(const std::string& text) { return "`" + text + "`"; }
+
+std::string markdown(const ReportResult& r) {
+  const Style style{" ± ", "+", "-"};
+  const bool split_column = any_test_row(r);
+  std::string s = fmt::format("## {}\n\n", md_escape(r.table->title));
+  if (report_has_smoke_runs(r))
+    s += "> **SMOKE RUNS, NOT THE PAPERS' SETTING.** These runs are tagged `smoke`: a tiny model trained for a few\n"
+         "> steps on small subsets of the data, to prove that the pipeline runs end to end. Their numbers say\n"
+         "> nothing about the methods; do not compare them with the paper's.\n\n";
+  s += ours_description(r, md_code) + ".\n";
+  s += "Per column: the paper's number, ours (mean ± sample standard deviation over the n finished runs) and ours\n"
+       "minus the paper's.";
+  if (!r.tags.empty()) s += fmt::format(" Run tags: {}.", md_escape(fmt::format("{}", fmt::join(r.tags, ", "))));
+  s += "\n\n| Model |";
+  std::string rule = "\n|:--|";
+  if (split_column) {
+    s += " Split |";
+    rule += ":--|";
+  }
+  s += " n |";
+  rule += "--:|";
+  for (const auto& column : r.table->columns) {
+    const std::string label = md_escape(column.label);
+    s += fmt::format(" {0} paper | {0} ours | {0} Δ |", label);
+    rule += "--:|--:|--:|";
+  }
+  s += rule + "\n";
+  for (const auto& row : r.rows) {
+    s += fmt::format("| {} |", md_escape(row.row->label));
+    if (split_column) s += fmt::format(" {} |", row.row->split);
+    s += fmt::format(" {} |", runs_text(row));
+    for (const auto& column : r.table->columns) {
+      const ReportCell& cell = row.cells.at(column.key);
+      s += fmt::format(" {} | {} | {} |", paper_text(cell, style), ours_text(row, cell, style), difference_text(cell, style));
+    }
+    s += "\n";
+  }
+  std::string notes;
+  for (const auto& row : r.rows)
+    if (const std::string note = unfinished_note(row); !note.empty())
+      notes += fmt::format("- {}: {}\n", md_escape(row.row->label), md_escape(note));
+  if (!notes.empty()) s += "\nRows with missing or unfinished runs:\n\n" + notes;
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// CSV (RFC 4180)
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Six significant digits: more than any metric here means, without the
+// binary noise of differences (0.45 - 0.5 = -0.04999999999999999).
+std::string csv_number(double value) { return fmt::format("{:.6g}", value); }
+
+std::string csv(const ReportResult& r) {
+  std::vector<std::string> header{"row", "run", "split", "runs", "finished"};
+  for (const auto& column : r.table->columns)
+    for (const char* part : {"paper", "ours", "std", "n", "diff"}) header.push_back(column.key + "_" + part);
+  header.push_back("tags");
+  header.push_back("notes");
+  std::string s = fmt::format("{}\n", fmt::join(header, ","));
+  for (const auto& row : r.rows) {
+    std::vector<std::string> fields{csv_field(row.row->label), csv_field(row.row->run), row.row->split,
+                                    fmt::format("{}", row.runs.size()), fmt::format("{}", row.finished)};
+    std::vector<std::string> notes;
+    for (const auto& column : r.table->columns) {
+      const ReportCell& cell = row.cells.at(column.key);
+      fields.push_back(cell.paper ? csv_number(*cell.paper) : "");
+      fields.push_back(cell.n > 0 ? csv_number(cell.mean) : "");
+      fields.push_back(cell.n > 1 ? csv_number(cell.stddev) : "");
+      fields.push_back(fmt::format("{}", cell.n));
+      fields.push_back(cell.n > 0 && cell.paper ? csv_number(cell.mean - *cell.paper) : "");
+      if (cell.n == 0) notes.push_back(fmt::format("{}: {}", column.key, missing_text(row, cell)));
+    }
+    fields.push_back(csv_field(fmt::format("{}", fmt::join(row.tags, " "))));
+    if (const std::string note = unfinished_note(row); !note.empty()) notes.push_back(note);
+    fields.push_back(csv_field(fmt::format("{}", fmt::join(notes, "; "))));
+    s += fmt::format("{}\n", fmt::join(fields, ","));
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// LaTeX (booktabs)
+
+std::string tex_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': case '%': case '$': case '#': case '_': case '{': case '}': out += '\\'; out += c; break;
+      case '~': out += "\\textasciitilde{}"; break;
+      case '^': out += "\\textasciicircum{}"; break;
+      case '\\': out += "\\textbackslash{}"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string tex_code(const std::string& text) { return "\\texttt{" + tex_escape(text) + "}"; }
+
+std::string latex(const ReportResult& r) {
+  const Style style{" $\\pm$ ", "$+$", "$-$"};
+  const bool smoke = report_has_smoke_runs(r);
+  const bool split_column = any_test_row(r);
+  const size_t first = split_column ? 4 : 3;  // the first column of numbers (1-based)
+  std::string s = fmt::format("% {} (mtbert report). Needs \\usepackage{{booktabs}}.\n", r.table->title);
+  if (smoke) s += "% SMOKE RUNS, NOT THE PAPERS' SETTING: these numbers prove the pipeline, not the methods.\n";
+  s += "\\begin{table}[ht]\n  \\centering\n  \\small\n";
+  std::string spec = split_column ? "llr" : "lr";
+  for (size_t i = 0; i < r.table->columns.size(); ++i) spec += "rrr";
+  s += fmt::format("  \\begin{{tabular}}{{{}}}\n    \\toprule\n    ", spec);
+  s += split_column ? "& & & " : "& & ";  // over Model, (Split,) n
+  std::vector<std::string> groups, rules;
+  for (size_t i = 0; i < r.table->columns.size(); ++i) {
+    groups.push_back(fmt::format("\\multicolumn{{3}}{{c}}{{{}}}", tex_escape(r.table->columns[i].label)));
+    rules.push_back(fmt::format("\\cmidrule(lr){{{}-{}}}", first + 3 * i, first + 3 * i + 2));
+  }
+  s += fmt::format("{} \\\\\n    {}\n    Model & {}$n$", fmt::join(groups, " & "), fmt::join(rules, " "),
+                   split_column ? "Split & " : "");
+  for (size_t i = 0; i < r.table->columns.size(); ++i) s += " & Paper & Ours & $\\Delta$";
+  s += " \\\\\n    \\midrule\n";
+  for (const auto& row : r.rows) {
+    s += "    " + tex_escape(row.row->label);
+    if (split_column) s += " & " + row.row->split;
+    s += " & " + runs_text(row);
+    for (const auto& column : r.table->columns) {
+      const ReportCell& cell = row.cells.at(column.key);
+      s += fmt::format(" & {} & {} & {}", paper_text(cell, style), cell.n > 0 ? ours_text(row, cell, style)
+                                                                       : tex_escape(missing_text(row, cell)),
+                       difference_text(cell, style));
+    }
+    s += " \\\\\n";
+  }
+  s += "    \\bottomrule\n  \\end{tabular}\n";
+  std::string caption = tex_escape(r.table->title) + ". " + ours_description(r, tex_code) +
+                        ". Ours is the mean $\\pm$ sample standard deviation over the $n$ finished runs.";
+  if (smoke) caption = "\\textbf{Smoke runs, not the papers' setting: the numbers prove the pipeline only.} " + caption;
+  std::vector<std::string> notes;
+  for (const auto& row : r.rows)
+    if (const std::string note = unfinished_note(row); !note.empty())
+      notes.push_back(tex_escape(row.row->label + ": " + note));
+  if (!notes.empty()) caption += fmt::format(" Missing or unfinished: {}.", fmt::join(notes, "; "));
+  s += fmt::format("  \\caption{{{}}}\n\\end{{table}}\n", caption);
+  return s;
+}
+
+}  // namespace
+
+ReportFormat report_format_from_name(const std::string& name) {
+  if (name == "md" || name == "markdown") return ReportFormat::markdown;
+  if (name == "csv") return ReportFormat::csv;
+  if (name == "latex" || name == "tex") return ReportFormat::latex;
+  throw UserError(fmt::format("--format: \"{}\" is not one of md, csv, latex", name));
+}
+
+bool report_has_smoke_runs(const ReportResult& result) {
+  return std::find(result.tags.begin(), result.tags.end(), kSmokeTag) != result.tags.end();
+}
+
+std::string format_report(const ReportResult& result, ReportFormat format) {
+  switch (format) {
+    case ReportFormat::markdown: return markdown(result);
+    case ReportFormat::csv: return csv(result);
+    case ReportFormat::latex: break;
+  }
+  return latex(result);
+}
+
+}  // namespace mtbert

@@ -1,0 +1,73 @@
+#include "sweep/slurm_script.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/runtime.h"
+#include "sweep/sweep_plan.h"
+
+namespace mtbert {
+
+namespace {
+
+std::string quoted_words(const std::vector<std::string>& words) {
+  std::vector<std::string> quoted;
+  for (const auto& w : words) quoted.push_back(shell_quoted(w));
+  return fmt::format("{}", fmt::join(quoted, " "));
+}
+
+// The tail of every task: the same decision as mtbert sweep's, made when the
+// task starts.
+constexpr const char* kTaskBody = R"BASH(
+summary="$run/summary.json"
+if [[ -f $summary ]] && grep -Eq '"status": "(finished|early_stopped)"' "$summary"; then
+  echo "$run is finished: nothing to do"
+  exit 0
+fi
+if [[ -d $run/checkpoints/last || -d $run/checkpoints/last.old ]]; then
+  args=(train --resume "$run")
+else
+  if [[ -f $run/config.resolved.yaml || -f $summary ]]; then
+    # Stopped before its first checkpoint: nothing to resume, start again (keeping train.log).
+    find "$run" -mindepth 1 -maxdepth 1 ! -name train.log -exec rm -rf {} +
+  fi
+  args=("${start[@]}")
+fi
+mkdir -p "$run"
+echo "=== $(date '+%Y-%m-%d %H:%M:%S') slurm job ${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID} on $(hostname): $mtbert ${args[*]}" >>"$run/train.log"
+exec "$mtbert" "${args[@]}" --threads "${SLURM_CPUS_PER_TASK:-0}" --no-progress >>"$run/train.log" 2>&1
+)BASH";
+
+}  // namespace
+
+std::string slurm_array_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                               const std::vector<std::filesystem::path>& overlays, const SlurmScriptOptions& options) {
+  std::string s = "#!/usr/bin/env bash\n";
+  s += fmt::format("# Sweep {} ({}): {} run(s) as a Slurm job array, one `mtbert train` per array task.\n", spec.name,
+                   spec.source.string(), runs.size());
+  s += fmt::format("# Written by: {}\n", options.command);
+  s += "# Submit it (from any folder), adding the resources your cluster needs, e.g.\n";
+  s += "#   sbatch --partition=gpu --gres=gpu:1 --cpus-per-task=8 --time=12:00:00 THIS_SCRIPT\n";
+  s += "# Each task trains one run into its folder, output in <run>/train.log: nothing when the run is\n";
+  s += "# finished, --resume when it has a checkpoint (after a preemption or a time limit), a new run\n";
+  s += "# otherwise. Submitting the script again continues what is unfinished. MTBERT=path picks another binary.\n";
+  s += fmt::format("#SBATCH --job-name={}\n", spec.name);
+  s += fmt::format("#SBATCH --array=0-{}\n", runs.size() - 1);
+  s += fmt::format("#SBATCH --output={}\n", (options.log_folder / "slurm-%A_%a.out").string());
+  s += "# SIGTERM two minutes before the time limit: mtbert saves a checkpoint and stops.\n";
+  s += "#SBATCH --signal=B:TERM@120\n";
+  s += "set -euo pipefail\n";
+  s += fmt::format("cd {}\n", shell_quoted(options.working_directory.string()));
+  s += fmt::format("mtbert=\"${{MTBERT:-{}}}\"\n\n", options.executable.string());
+  s += "case \"${SLURM_ARRAY_TASK_ID:?submit this script with sbatch}\" in\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    s += fmt::format("  {}) run={}\n", i, shell_quoted(runs[i].folder.string()));
+    s += fmt::format("     start=({}) ;;\n", quoted_words(start_arguments(runs[i], overlays)));
+  }
+  s += "  *) echo \"this sweep has no array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n";
+  s += "esac\n";
+  s += kTaskBody;
+  return s;
+}
+
+}  // namespace mtbert

@@ -1,0 +1,177 @@
+#include "sweep/sweep_jobs.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/runtime.h"
+#include "core/user_error.h"
+
+extern char** environ;
+
+namespace mtbert {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<int> g_signals{0};
+std::atomic<int> g_last_signal{0};
+
+extern "C" void on_sweep_signal(int signal) {
+  g_last_signal.store(signal);
+  g_signals.fetch_add(1);
+}
+
+// Catches SIGINT and SIGTERM for its lifetime, restoring the previous
+// handlers afterwards.
+class SignalCatcher {
+ public:
+  SignalCatcher() {
+    g_signals.store(0);
+    g_last_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = on_sweep_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~SignalCatcher() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string local_time() {
+  const std::time_t t = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+  return text;
+}
+
+struct Running {
+  size_t index;
+  pid_t pid;
+  double start;
+};
+
+// Starts one job; -1 (and the reason in `error`) when it cannot.
+pid_t spawn(const fs::path& executable, const SweepJob& job, std::string& error) {
+  std::error_code ec;
+  if (job.log.has_parent_path()) fs::create_directories(job.log.parent_path(), ec);
+  const int log = ::open(job.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0) {
+    error = fmt::format("cannot open {}: {}", job.log.string(), std::strerror(errno));
+    return -1;
+  }
+  std::vector<std::string> quoted{shell_quoted(executable.string())};
+  for (const auto& arg : job.args) quoted.push_back(shell_quoted(arg));
+  const std::string header = fmt::format("=== {} mtbert sweep: {}\n", local_time(), fmt::join(quoted, " "));
+  if (::write(log, header.data(), header.size()) < 0) {
+    error = fmt::format("cannot write {}: {}", job.log.string(), std::strerror(errno));
+    ::close(log);
+    return -1;
+  }
+
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&files, log, 1);
+  posix_spawn_file_actions_adddup2(&files, log, 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<char*> argv{const_cast<char*>(executable.c_str())};
+  for (const auto& arg : job.args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int status = posix_spawn(&pid, executable.c_str(), &files, &attributes, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attributes);
+  ::close(log);
+  if (status != 0) {
+    error = fmt::format("cannot start {}: {}", executable.string(), std::strerror(status));
+    return -1;
+  }
+  return pid;
+}
+
+}  // namespace
+
+int run_sweep_jobs(const fs::path& executable, const std::vector<SweepJob>& jobs, int parallel,
+                   const SweepJobHooks& hooks) {
+  if (parallel < 1) throw UserError(fmt::format("--jobs must be at least 1, got {}", parallel));
+  const SignalCatcher catcher;
+  std::vector<Running> running;
+  size_t next = 0;
+  int forwarded = 0;
+  while ((next < jobs.size() && g_signals.load() == 0) || !running.empty()) {
+    // Pass each signal the sweep got on to the running jobs, once.
+    if (const int signals = g_signals.load(); signals > forwarded) {
+      for (const auto& r : running) ::kill(r.pid, g_last_signal.load());
+      forwarded = signals;
+    }
+    while (g_signals.load() == 0 && next < jobs.size() && static_cast<int>(running.size()) < parallel) {
+      const SweepJob& job = jobs[next];
+      std::string error;
+      const pid_t pid = spawn(executable, job, error);
+      if (pid < 0) {
+        if (hooks.started) hooks.started(job);
+        if (hooks.ended) hooks.ended(job, SweepJobResult{127, 0.0, error});
+      } else {
+        running.push_back(Running{next, pid, now_seconds()});
+        if (hooks.started) hooks.started(job);
+      }
+      ++next;
+    }
+    bool reaped = false;
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      const pid_t done = ::waitpid(it->pid, &status, WNOHANG);
+      if (done != it->pid) {
+        ++it;
+        continue;
+      }
+      SweepJobResult result;
+      result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      result.seconds = now_seconds() - it->start;
+      const size_t index = it->index;
+      it = running.erase(it);
+      reaped = true;
+      if (hooks.ended) hooks.ended(jobs[index], result);
+    }
+    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return g_last_signal.load();
+}
+
+}  // namespace mtbert

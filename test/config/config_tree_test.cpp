@@ -1,0 +1,66 @@
+#include "config/config_tree.h"
+
+#include "core/user_error.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("YAML becomes a tree that remembers file and line", "[config_tree]") {
+  const auto root = mtbert::parse_config_yaml(
+      "a: 1\nb:\n  c: \"quoted\"\n  d: [x, 'y']\ne:\nf: ~\ng: null\n", mtbert::ConfigOrigin{"f.yaml", 0});
+  REQUIRE(root.is_map());
+  REQUIRE(root.entries.size() == 5);
+  CHECK(root.entries[0].first == "a");
+  CHECK(root.find("a")->text == "1");
+  CHECK_FALSE(root.find("a")->quoted);
+  CHECK(root.find("a")->origin.describe() == "f.yaml:1");
+  const auto* b = root.find("b");
+  REQUIRE(b->is_map());
+  CHECK(b->origin.line == 2);  // the key's line, not the first nested key's
+  CHECK(b->find("c")->quoted);
+  CHECK(b->find("c")->origin.line == 3);
+  const auto* d = b->find("d");
+  REQUIRE(d->kind == mtbert::ConfigNode::Kind::sequence);
+  CHECK(d->items.size() == 2);
+  CHECK_FALSE(d->items[0].quoted);
+  CHECK(d->items[1].quoted);
+  for (const char* key : {"e", "f", "g"}) CHECK(root.find(key)->kind == mtbert::ConfigNode::Kind::null);
+  CHECK(root.find("h") == nullptr);
+  CHECK(mtbert::describe_value(*b) == "a map");
+  CHECK(mtbert::describe_value(*d) == "a list");
+  CHECK(mtbert::describe_value(*root.find("a")) == "'1'");
+}
+
+TEST_CASE("set keeps a key's place; erase removes it", "[config_tree]") {
+  auto root = mtbert::parse_config_yaml("a: 1\nb: 2\n", mtbert::ConfigOrigin{"f.yaml", 0});
+  root.set("a", mtbert::ConfigNode::make_scalar("3", mtbert::ConfigOrigin{"g.yaml", 4}));
+  root.set("c", mtbert::ConfigNode::make_scalar("5", mtbert::ConfigOrigin{"g.yaml", 5}));
+  CHECK(root.entries[0].first == "a");
+  CHECK(root.entries[0].second.text == "3");
+  CHECK(root.entries[2].first == "c");
+  root.erase("b");
+  root.erase("zzz");
+  CHECK(root.entries.size() == 2);
+  CHECK(root.find("b") == nullptr);
+}
+
+TEST_CASE("bad YAML is a user error naming file and line", "[config_tree]") {
+  const mtbert::ConfigOrigin origin{"experiments/x.yaml", 0};
+  CHECK_THROWS_WITH(mtbert::parse_config_yaml("a: 1\nb: [1, 2\n", origin),
+                    Contains("experiments/x.yaml:") && Contains("invalid YAML"));
+  CHECK_THROWS_WITH(mtbert::parse_config_yaml("a: 1\nb: 2\na: 3\n", origin),
+                    Contains("experiments/x.yaml:3") && Contains("\"a\" appears twice"));
+  CHECK_THROWS_WITH(mtbert::parse_config_yaml("? [a, b]\n: 1\n", origin),
+                    Contains("experiments/x.yaml:1") && Contains("a key must be a plain name"));
+  CHECK_THROWS_AS(mtbert::parse_config_yaml("a: 1\na: 2\n", origin), mtbert::UserError);
+}
+
+TEST_CASE("read_config_file names a missing file", "[config_tree]") {
+  const mtbert::test::TempDir dir;
+  CHECK_THROWS_WITH(mtbert::read_config_file(dir / "absent.yaml"), Contains("absent.yaml") && Contains("cannot open"));
+  dir.write("x.yaml", "k: v\n");
+  const auto root = mtbert::read_config_file(dir / "x.yaml");
+  CHECK(root.find("k")->origin.describe() == (dir / "x.yaml").string() + ":1");
+  CHECK(mtbert::read_config_file(dir.write("empty.yaml", "")).kind == mtbert::ConfigNode::Kind::null);
+}

@@ -1,0 +1,395 @@
+#include "config/experiment_config.h"
+
+#include <cstdlib>
+
+#include "core/user_error.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+
+namespace {
+
+// Sets an environment variable for one test and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+std::filesystem::path base_yaml() { return mtbert::test::source_dir() / "experiments" / "base.yaml"; }
+
+// Loads `text` written as `dir/name` and returns the error message.
+std::string error_of(const mtbert::test::TempDir& dir, const std::string& text,
+                     const std::vector<std::string>& overrides = {}, const std::string& name = "x.yaml") {
+  const auto path = dir.write(name, text);
+  try {
+    mtbert::load_experiment(path, overrides);
+  } catch (const mtbert::UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const char* const kMinimal = "tasks:\n  sst:\n    train: a.csv\n";
+
+}  // namespace
+
+TEST_CASE("experiments/base.yaml holds the reports' setup", "[experiment_config]") {
+  // The data need not exist to load: the readers check the files later.
+  const ScopedEnv data("MTBERT_DATA", "/nonexistent/data");
+  const ScopedEnv models("MTBERT_MODELS", nullptr);
+  const auto c = mtbert::load_experiment(base_yaml());
+  CHECK(c.name == "base");
+  CHECK(c.source == base_yaml());
+  CHECK(c.output_dir == "runs/base");
+  CHECK(c.seed == 11711);
+  CHECK(c.model.pretrained == "models/bert-base-uncased");
+  CHECK(c.model.tokenizer.kind == "auto");
+  CHECK_FALSE(c.model.freeze_encoder);
+  REQUIRE(c.tasks.size() == 3);
+  CHECK(c.tasks[0].name == "sst");
+  CHECK(c.tasks[1].name == "para");
+  CHECK(c.tasks[2].name == "sts");
+  CHECK(c.tasks[1].type == "para");
+  CHECK(c.tasks[0].train == "/nonexistent/data/ids-sst-train.csv");
+  CHECK(c.tasks[1].train == "/nonexistent/data/quora-dev-split-train.csv");
+  CHECK(c.tasks[1].dev == "/nonexistent/data/quora-dev-split-dev.csv");
+  CHECK(c.tasks[2].test == "/nonexistent/data/sts-test-student.csv");
+  for (const auto& t : c.tasks) {
+    INFO(t.name);
+    CHECK(t.dropout == 0.3);
+    CHECK(t.max_length == 128);
+    CHECK_FALSE(t.smart.enabled);
+  }
+  CHECK(c.train.epochs == 10);
+  CHECK(c.train.batch_size == 16);
+  CHECK(c.train.lr == 1e-5);
+  CHECK(c.train.schedule.kind == "linear");
+  CHECK(c.train.schedule.warmup_epochs == 1);
+  CHECK(c.train.schedule.final_lr == 1e-7);
+  CHECK(c.train.sampler.kind == "proportional");
+  CHECK_FALSE(c.train.pcgrad.enabled);
+
+  const ScopedEnv models_set("MTBERT_MODELS", "/models");
+  const ScopedEnv data_unset("MTBERT_DATA", nullptr);
+  const auto d = mtbert::load_experiment(base_yaml());
+  CHECK(d.model.pretrained == "/models/bert-base-uncased");
+  CHECK(d.tasks[0].dev == "../shared/data/ids-sst-dev.csv");
+}
+
+TEST_CASE("base.yaml reads the shared data folder when pointed at it", "[experiment_config]") {
+  const auto shared = mtbert::test::shared_data_dir();
+  if (!shared) MTBERT_SKIP("../shared/data is absent");
+  const ScopedEnv data("MTBERT_DATA", shared->c_str());
+  for (const auto& t : mtbert::load_experiment(base_yaml()).tasks) {
+    INFO(t.name);
+    CHECK(std::filesystem::is_regular_file(t.train));
+    CHECK(std::filesystem::is_regular_file(t.dev));
+    if (!t.test.empty()) CHECK(std::filesystem::is_regular_file(t.test));
+  }
+}
+
+TEST_CASE("an experiment extends base.yaml and changes a few keys", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const ScopedEnv data("MTBERT_DATA", "/d");
+  const auto path = dir.write("annealed_pcgrad.yaml", "extends: " + base_yaml().string() +
+                                                          "\n"
+                                                          "tasks:\n  sts: null\n  sst: {dropout: 0.1}\n"
+                                                          "train:\n  sampler: {kind: mixed}\n  pcgrad: {enabled: true}\n");
+  const auto c = mtbert::load_experiment(path, {"train.lr=2e-5", "tasks.para.limit_train=100"});
+  CHECK(c.name == "annealed_pcgrad");
+  CHECK(c.output_dir == "runs/annealed_pcgrad");
+  REQUIRE(c.tasks.size() == 2);
+  CHECK(c.tasks[0].dropout == 0.1);
+  CHECK(c.tasks[0].train == "/d/ids-sst-train.csv");
+  CHECK(c.tasks[1].limit_train == 100);
+  CHECK(c.train.lr == 2e-5);
+  CHECK(c.train.epochs == 10);
+  CHECK(c.train.pcgrad.enabled);
+  CHECK(c.train.sampler.kind == "mixed");
+  // name and output_dir from the command line; output_dir follows the name.
+  CHECK(mtbert::load_experiment(path, {"name=other"}).output_dir == "runs/other");
+  CHECK(mtbert::load_experiment(path, {"output_dir=/scratch/r1"}).output_dir == "/scratch/r1");
+}
+
+TEST_CASE("left-out keys take the documented defaults", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const auto c = mtbert::load_experiment(dir.write("minimal.yaml", std::string(kMinimal) + "model: {pretrained: m}\n"));
+  const mtbert::TrainSection train;
+  const mtbert::TaskConfig task;
+  CHECK(c.name == "minimal");
+  CHECK(c.output_dir == "runs/minimal");
+  CHECK(c.seed == 11711);
+  CHECK(c.device == "cpu");
+  CHECK(c.model.config == nlohmann::json::object());
+  REQUIRE(c.tasks.size() == 1);
+  CHECK(c.tasks[0].type == "sst");
+  CHECK(c.tasks[0].dev.empty());
+  CHECK(c.tasks[0].dropout == task.dropout);
+  CHECK(c.tasks[0].smart.radius == 0);
+  CHECK(c.model.pals.kind == "none");
+  CHECK(c.model.pals.rank == 204);
+  CHECK(c.model.pals.heads == 6);
+  CHECK(c.train.lr == train.lr);
+  CHECK(c.train.sampler.kind == train.sampler.kind);
+  CHECK(c.train.schedule.kind == train.schedule.kind);
+  CHECK(c.train.adam_eps == train.adam_eps);
+}
+
+TEST_CASE("model.config keeps HuggingFace keys as JSON and checks the types it knows", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const auto c = mtbert::load_experiment(dir.write(
+      "x.yaml", std::string(kMinimal) +
+                    "model:\n  pretrained: m\n  config:\n    hidden_dropout_prob: 0.2\n    num_hidden_layers: 2\n"
+                    "    hidden_act: gelu_new\n    relative_attention: true\n    label: '123'\n"
+                    "    pos_att_type: [c2p, p2c]\n"));
+  CHECK(c.model.config["hidden_dropout_prob"] == 0.2);
+  CHECK(c.model.config["num_hidden_layers"].is_number_integer());
+  CHECK(c.model.config["hidden_act"] == "gelu_new");
+  CHECK(c.model.config["relative_attention"] == true);
+  CHECK(c.model.config["label"] == "123");
+  CHECK(c.model.config["pos_att_type"] == nlohmann::json::array({"c2p", "p2c"}));
+  CHECK_THROWS_WITH(
+      mtbert::load_experiment(dir.write("y.yaml", std::string(kMinimal) +
+                                                      "model:\n  pretrained: m\n  config: {hidden_dropout_prob: high}\n")),
+      Contains("y.yaml:6: model.config") && Contains("hidden_dropout_prob"));
+  CHECK_THROWS_WITH(mtbert::load_experiment(dir.write("z.yaml", std::string(kMinimal) + "model: {config: [1]}\n")),
+                    Contains("z.yaml:4: model.config: expected a section of HuggingFace config.json keys"));
+}
+
+TEST_CASE("unknown keys are errors with a suggestion", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const auto file = (dir / "x.yaml").string();
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "trian: {lr: 1}\n"),
+             Equals(file + ":4: trian: unknown key (did you mean \"train\"?)"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "train:\n  schedule: {warmup_epoch: 1}\n"),
+             Equals(file + ":5: train.schedule.warmup_epoch: unknown key (did you mean \"warmup_epochs\"?)"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst:\n    train: a.csv\n    dropuot: 0.2\n"),
+             Equals(file + ":4: tasks.sst.dropuot: unknown key (did you mean \"dropout\"?)"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst:\n    train: a.csv\n    smart: {enabeld: true}\n"),
+             Equals(file + ":4: tasks.sst.smart.enabeld: unknown key (did you mean \"enabled\"?)"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {vocabsize: 5}}\n"),
+             Contains("model.tokenizer.vocabsize: unknown key (did you mean \"vocab_size\"?)"));
+  CHECK_THAT(error_of(dir, "extend: base.yaml\n" + std::string(kMinimal)),
+             Equals(file + ":1: extend: unknown key (did you mean \"extends\"?)"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "wibble: 1\n"),
+             Contains(":4: wibble: unknown key; the keys here are name, seed, threads"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "train: {lr: 1e-5}\n", {"train.lrr=1"}),
+             Equals("command line: train.lrr: unknown key (did you mean \"lr\"?)"));
+}
+
+TEST_CASE("wrong types name file, key path and value", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const auto file = (dir / "x.yaml").string();
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "train:\n  lr: fast\n"),
+             Equals(file + ":5: train.lr: expected a number, got 'fast'"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "train: {batch_size: 16.5}\n"),
+             Contains(":4: train.batch_size: expected an integer, got '16.5'"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "train: {bucket_by_length: maybe}\n"),
+             Contains("train.bucket_by_length: expected true or false, got 'maybe'"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "train: [1, 2]\n"),
+             Contains(":4: train: expected a section of keys (key: value), got a list"));
+  CHECK_THAT(error_of(dir, "tasks: [sst]\n"), Contains(":1: tasks: expected a section of keys"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst: a.csv\n"), Contains(":2: tasks.sst: expected a section of keys"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "seed: -1\n"),
+             Contains("seed: expected a non-negative integer, got '-1'"));
+  CHECK_THAT(error_of(dir, kMinimal, {"train.lr=fast"}), Equals("command line: train.lr: expected a number, got 'fast'"));
+}
+
+TEST_CASE("values out of range name the bound", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const std::string m = kMinimal;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"train: {lr: 0}", "train.lr: must be greater than 0, got 0"},
+      {"train: {lr: -1e-5}", "train.lr: must be greater than 0, got -1e-05"},
+      {"train: {batch_size: 0}", "train.batch_size: must be at least 1, got 0"},
+      {"train: {epochs: 0}", "train.epochs: must be at least 1 (or 0 together with max_steps > 0), got 0"},
+      {"train: {max_steps: -5}", "train.max_steps: must be at least 0, got -5"},
+      {"train: {adam_beta2: 1}", "train.adam_beta2: must be in [0, 1), got 1"},
+      {"train: {grad_accumulation: 0}", "train.grad_accumulation: must be at least 1, got 0"},
+      {"train: {sampler: {temperature: 0}}", "train.sampler.temperature: must be greater than 0, got 0"},
+      {"train: {sampler: {anneal_min: 1.5}}", "train.sampler.anneal_min: must be in [0, 1], got 1.5"},
+      {"train: {schedule: {final_lr: 1e-3}}", "train.schedule.final_lr: the floor 0.001 is above train.lr 1e-05"},
+      {"train: {schedule: {warmup_epochs: 1, warmup_steps: 100}}",
+       "train.schedule.warmup_steps: give the warmup in epochs (warmup_epochs) or in steps (warmup_steps), not both"},
+      {"threads: -1", "threads: must be at least 0, got -1"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    INFO(yaml);
+    CHECK_THAT(error_of(dir, m + "model: {pretrained: p}\n" + yaml + "\n"), Contains(message));
+  }
+  const std::vector<std::pair<std::string, std::string>> task_cases{
+      {"dropout: 1.0", "tasks.sst.dropout: must be in [0, 1), got 1"},
+      {"dropout: -0.1", "tasks.sst.dropout: must be in [0, 1), got -0.1"},
+      {"max_length: 2", "tasks.sst.max_length: must be at least 3 ([CLS], a token, [SEP]), got 2"},
+      {"limit_train: -1", "tasks.sst.limit_train: must be at least 0, got -1"},
+      {"loss_weight: -2", "tasks.sst.loss_weight: must be at least 0, got -2"},
+      {"smart: {steps: 0}", "tasks.sst.smart.steps: must be at least 1, got 0"},
+      {"smart: {momentum: 1}", "tasks.sst.smart.momentum: must be in [0, 1), got 1"},
+      {"smart: {radius: -1}", "tasks.sst.smart.radius: must be at least 0, got -1"},
+      {"sift: {step_size: 0}", "tasks.sst.sift.step_size: must be greater than 0, got 0"},
+  };
+  for (const auto& [yaml, message] : task_cases) {
+    INFO(yaml);
+    CHECK_THAT(error_of(dir, m + "    " + yaml + "\nmodel: {pretrained: p}\n"), Contains(":4: " + message));
+  }
+  CHECK_THAT(error_of(dir, m + "model: {tokenizer: {kind: wordpiece, vocab: v.txt, vocab_size: 0}}\n"),
+             Contains(":4: model.tokenizer.vocab_size: must be at least 1, got 0"));
+  // epochs may be 0 when max_steps bounds the run.
+  CHECK_NOTHROW(mtbert::load_experiment(dir.write("ok.yaml", m + "model: {pretrained: p}\ntrain: {epochs: 0, max_steps: 50}\n")));
+}
+
+TEST_CASE("values not among the choices list them, with a suggestion", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const auto file = (dir / "x.yaml").string();
+  const std::string m = std::string(kMinimal) + "model: {pretrained: p}\n";
+  CHECK_THAT(error_of(dir, m + "train:\n  schedule:\n    kind: cosin\n"),
+             Equals(file + ":7: train.schedule.kind: \"cosin\" is not one of constant, linear, cosine "
+                           "(did you mean \"cosine\"?)"));
+  CHECK_THAT(error_of(dir, m + "train: {sampler: {kind: aneal}}\n"),
+             Contains("train.sampler.kind: \"aneal\" is not one of sequential, round_robin, proportional, annealed, "
+                      "temperature, mixed (did you mean \"annealed\"?)"));
+  CHECK_THAT(error_of(dir, m + "device: gpu\n"), Contains("device: \"gpu\" is not one of cpu, cuda, auto"));
+  CHECK_THAT(error_of(dir, m + "precision: fp16\n"), Contains("precision: \"fp16\" is not one of fp32, bf16"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst: {train: a, pooling: max}\nmodel: {pretrained: p}\n"),
+             Contains(":2: tasks.sst.pooling: \"max\" is not one of cls, mean, pooler"));
+  CHECK_THAT(error_of(dir, m + "train: {pcgrad: {reduction: avg}}\n"),
+             Contains("train.pcgrad.reduction: \"avg\" is not one of sum, mean"));
+  CHECK_THAT(error_of(dir, m + "train: {on_bad_row: ignore}\n"),
+             Contains("train.on_bad_row: \"ignore\" is not one of error, skip"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sentiment: {train: a, type: sstt}\nmodel: {pretrained: p}\n"),
+             Contains(":2: tasks.sentiment.type: \"sstt\" is not one of sst, para, sts, cfimdb (did you mean \"sst\"?)"));
+  CHECK_THAT(error_of(dir, "tasks:\n  stss: {train: a}\nmodel: {pretrained: p}\n"),
+             Contains(":2: tasks.stss: \"stss\" is not a built-in task (sst, para, sts, cfimdb) (did you mean \"sts\"?)"));
+  const auto named = mtbert::load_experiment(
+      dir.write("named.yaml", "tasks:\n  sentiment: {train: a, type: sst}\nmodel: {pretrained: p}\n"));
+  CHECK(named.tasks[0].name == "sentiment");
+  CHECK(named.tasks[0].type == "sst");
+}
+
+TEST_CASE("missing required keys are errors", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const auto file = (dir / "x.yaml").string();
+  CHECK_THAT(error_of(dir, "seed: 1\n"), Contains(file + ": tasks: no tasks: add at least one"));
+  CHECK_THAT(error_of(dir, ""), Contains(file + ": tasks: no tasks"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst: {dev: d.csv}\nmodel: {pretrained: p}\n"),
+             Contains(":2: tasks.sst.train: missing: every task needs its training file"));
+  CHECK_THAT(error_of(dir, kMinimal),
+             Contains("model.tokenizer.kind: \"auto\" uses the tokenizer of model.pretrained, which is not set"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {kind: wordpiece}}\n"),
+             Contains(":4: model.tokenizer.vocab: kind wordpiece needs vocab"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {tokenizer: {kind: sentencepiece}}\n"),
+             Contains(":4: model.tokenizer.model: kind sentencepiece needs model (the path of an spm.model) or "
+                      "train_from"));
+  // Trained into the run folder only.
+  CHECK_NOTHROW(mtbert::load_experiment(dir.write(
+      "run-only.yaml", std::string(kMinimal) + "model: {tokenizer: {kind: sentencepiece, train_from: [tasks]}}\n")));
+  CHECK_NOTHROW(mtbert::load_experiment(
+      dir.write("random.yaml", std::string(kMinimal) +
+                                   "model: {tokenizer: {kind: sentencepiece, model: spm.model, train_from: tasks}}\n")));
+}
+
+TEST_CASE("rules across keys", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  const std::string m = std::string(kMinimal) + "model: {pretrained: p}\n";
+  CHECK_THAT(error_of(dir, m + "train:\n  pcgrad: {enabled: true}\n"),
+             Contains(":6: train.pcgrad.enabled: PCGrad combines the gradients of all tasks in each step: it needs "
+                      "train.sampler.kind: mixed (it is \"proportional\")"));
+  CHECK_NOTHROW(mtbert::load_experiment(
+      dir.write("pcgrad.yaml", m + "train: {pcgrad: {enabled: true}, sampler: {kind: mixed}}\n")));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) +
+                               "model: {pretrained: p, freeze_encoder: true}\n"
+                               "train: {pcgrad: {enabled: true}, sampler: {kind: mixed}}\n"),
+             Contains("train.pcgrad.enabled: PCGrad acts on the shared encoder, which model.freeze_encoder freezes"));
+  CHECK_THAT(error_of(dir, m + "train: {early_stopping_patience: 3}\n"),
+             Contains("train.early_stopping_patience: early stopping watches the dev score, but no task has a dev"));
+  CHECK_NOTHROW(mtbert::load_experiment(
+      dir.write("early.yaml", "tasks: {sst: {train: a, dev: b}}\nmodel: {pretrained: p}\n"
+                              "train: {early_stopping_patience: 3}\n")));
+  CHECK_THAT(error_of(dir, m + "train: {sampler: {kind: round_robin, steps_per_epoch: 100}}\n"),
+             Contains("train.sampler.steps_per_epoch: round_robin makes one pass over every task per epoch"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sts: {train: a, combine: cosine}\nmodel: {pretrained: p}\n"),
+             Contains(":2: tasks.sts.combine: cosine compares two separately encoded sentences: it needs "
+                      "pair_mode: siamese"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {pretrained: p, pals: {kind: parallel, rank: 100}}\n"),
+             Contains("model.pals.heads: rank 100 must be a multiple of heads 6"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {pretrained: p, pals: {kind: paralel}}\n"),
+             Contains("model.pals.kind"));
+  CHECK_THAT(error_of(dir, m + "name: a/b\n"), Contains("name: \"a/b\" cannot name a run folder"));
+  CHECK_THAT(error_of(dir, "tasks:\n  s.s: {train: a}\n"),
+             Contains(":2: tasks.s.s: a task name may only hold letters, digits, _ and -"));
+}
+
+TEST_CASE("errors name the file each value came from", "[experiment_config]") {
+  const mtbert::test::TempDir dir;
+  dir.write("parent.yaml", "tasks:\n  sst: {train: a}\nmodel: {pretrained: p}\ntrain:\n  lr: 1e-5\n  epochs: ten\n");
+  const auto parent = (dir / "parent.yaml").string();
+  CHECK_THAT(error_of(dir, "extends: parent.yaml\ntrain: {lr: 2e-5}\n", {}, "child.yaml"),
+             Equals(parent + ":6: train.epochs: expected an integer, got 'ten'"));
+  CHECK_THAT(error_of(dir, "extends: parent.yaml\ntrain: {epochs: 3, lr: 0}\n", {}, "child.yaml"),
+             Equals((dir / "child.yaml").string() + ":2: train.lr: must be greater than 0, got 0"));
+  CHECK_THAT(error_of(dir, "extends: parent.yaml\n", {"train.epochs=3", "tasks.sst.dev=${NO_SUCH_VAR_MTBERT}"},
+                      "child.yaml"),
+             Contains("command line: tasks.sst.dev: environment variable NO_SUCH_VAR_MTBERT is not set"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst: {train: '${NO_SUCH_VAR_MTBERT}/a'}\n"),
+             Contains((dir / "x.yaml").string() + ":2: tasks.sst.train: environment variable NO_SUCH_VAR_MTBERT is not "
+                                                  "set"));
+}
+
+TEST_CASE("tags label a run: a list of words, kept in the resolved YAML", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  const std::string m = std::string(kMinimal) + "model: {pretrained: m}\n";
+  CHECK(mtbert::load_experiment(dir.write("a.yaml", m)).tags.empty());
+  const auto c = mtbert::load_experiment(dir.write("b.yaml", m + "tags: [smoke, pal-v2]\n"));
+  CHECK(c.tags == std::vector<std::string>{"smoke", "pal-v2"});
+  CHECK(mtbert::load_experiment(dir.write("c.yaml", m + "tags: smoke\n")).tags == std::vector<std::string>{"smoke"});
+  CHECK_THAT(error_of(dir, m + "tags: [smoke, \"two words\"]\n"),
+             Contains("x.yaml:5: tags: \"two words\" is not a tag: a tag is a word of letters, digits, _ and -"));
+  CHECK_THAT(error_of(dir, m + "tags: {a: b}\n"), Contains("tags: expected a list of strings"));
+  const auto text = mtbert::resolved_yaml(c);
+  CHECK_THAT(text, Contains("\ntags: [\"smoke\", \"pal-v2\"]\n"));
+  CHECK(mtbert::load_experiment(dir.write("config.resolved.yaml", text)).tags == c.tags);
+}
+
+TEST_CASE("overlays merge over the experiment after its extends and before overrides", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  dir.write("base.yaml", std::string(kMinimal) + "seed: 1\ntrain: {lr: 1.0e-5, epochs: 10}\nmodel: {pretrained: m}\n");
+  const auto exp = dir.write("exp.yaml", "extends: base.yaml\ntrain: {lr: 2.0e-5}\ntasks: {sst: {dropout: 0.3}}\n");
+  const auto smoke = dir.write("smoke.yaml",
+                               "name: ignored\noutput_dir: ignored\ntags: [smoke]\n"
+                               "train: {epochs: 1, lr: 3.0e-5}\ntasks: {sst: {limit_train: 64}}\n");
+  const auto c = mtbert::load_experiment(exp, {"train.lr=4e-5"}, {smoke});
+  CHECK(c.name == "exp");  // an overlay never names the run
+  CHECK(c.output_dir == "runs/exp");
+  CHECK(c.tags == std::vector<std::string>{"smoke"});
+  CHECK(c.train.epochs == 1);
+  CHECK(c.train.lr == 4e-5);  // the override wins over the overlay
+  CHECK(c.tasks[0].dropout == 0.3);
+  CHECK(c.tasks[0].limit_train == 64);
+  const std::vector<std::string> none;
+  CHECK(mtbert::load_experiment(exp, none, {smoke}).train.lr == 3e-5);  // the overlay wins over the experiment
+  CHECK_THROWS_WITH(mtbert::load_experiment(exp, none, {dir / "absent.yaml"}), Contains("absent.yaml does not exist"));
+  const auto bad = dir.write("bad.yaml", "train:\n  lrr: 1\n");
+  CHECK_THROWS_WITH(mtbert::load_experiment(exp, none, {bad}), Contains("bad.yaml:2: train.lrr: unknown key"));
+}
+
+TEST_CASE("overrides from a sweep file are reported at their line", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  const auto path = dir.write("e.yaml", std::string(kMinimal) + "model: {pretrained: m}\n");
+  const std::vector<mtbert::ConfigOverride> overrides{{"train.lrr=1", {"sweeps/s.yaml", 4}}};
+  CHECK_THROWS_WITH(mtbert::load_experiment(path, overrides, {}),
+                    Contains("sweeps/s.yaml:4: train.lrr: unknown key (did you mean \"lr\"?)"));
+}

@@ -1,0 +1,103 @@
+// The Slurm array script, run by bash as Slurm would (SLURM_ARRAY_TASK_ID set)
+// with a stand-in for mtbert that records its arguments: each task skips,
+// resumes or starts its run as the run folder says.
+#include "sweep/slurm_script.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "support/temp_dir.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Fixture {
+  mtbert::test::TempDir dir;
+  fs::path script;
+
+  Fixture() {
+    const auto fake = dir.write("fake-mtbert", "#!/bin/bash\necho \"$*\" >> \"$(dirname \"$0\")/calls\"\n");
+    fs::permissions(fake, fs::perms::owner_all);
+    fs::create_directories(dir / "sweeps");
+    const auto spec = mtbert::load_sweep(
+        dir.write("sweeps/t.yaml", "name: t\nexperiments: [../a.yaml, ../b.yaml]\nseeds: [7]\n"));
+    const auto runs = mtbert::expand_sweep(spec, "runs/t");
+    mtbert::SlurmScriptOptions options;
+    options.executable = "/nonexistent/mtbert";  // replaced by $MTBERT below
+    options.working_directory = dir.path();
+    options.log_folder = dir / "runs" / "t";
+    options.command = "mtbert sweep sweeps/t.yaml --emit slurm";
+    script = dir.write("t.sbatch", mtbert::slurm_array_script(spec, runs, {"smoke.yaml"}, options));
+  }
+
+  // Runs array task `task`; returns what the fake mtbert was called with.
+  std::string run_task(int task) {
+    fs::remove(dir / "calls");
+    const std::string command = fmt::format("cd / && MTBERT={} SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=4 bash {} "
+                                            ">{} 2>&1",
+                                            (dir / "fake-mtbert").string(), task, script.string(),
+                                            (dir / "out").string());
+    REQUIRE(std::system(command.c_str()) == 0);
+    return fs::exists(dir / "calls") ? read(dir / "calls") : "";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the script is one array task per run", "[slurm_script]") {
+  Fixture f;
+  const std::string text = read(f.script);
+  CHECK(text.find("#SBATCH --job-name=t\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --array=0-1\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --output=" + (f.dir / "runs" / "t" / "slurm-%A_%a.out").string() + "\n") != std::string::npos);
+  CHECK(text.find("# Written by: mtbert sweep sweeps/t.yaml --emit slurm\n") != std::string::npos);
+  CHECK(text.find("  1) run=runs/t/b-seed7\n     start=(train " + (f.dir / "b.yaml").string() +
+                  " --overlay smoke.yaml seed=7 name=b-seed7 --out runs/t/b-seed7) ;;\n") != std::string::npos);
+}
+
+TEST_CASE("an array task starts, resumes, restarts or skips its run", "[slurm_script]") {
+  Fixture f;
+  const fs::path run = f.dir / "runs" / "t" / "b-seed7";
+  // Nothing there yet: a new run, from the working directory, the log in the run folder.
+  CHECK(f.run_task(1) == "train " + (f.dir / "b.yaml").string() +
+                             " --overlay smoke.yaml seed=7 name=b-seed7 --out runs/t/b-seed7 --threads 4 --no-progress\n");
+  CHECK(read(run / "train.log").find("slurm job ?_1 on ") != std::string::npos);
+
+  // Interrupted: a checkpoint to resume from.
+  fs::create_directories(run / "checkpoints" / "last");
+  std::ofstream(run / "summary.json") << R"({"status": "interrupted"})";
+  CHECK(f.run_task(1) == "train --resume runs/t/b-seed7 --threads 4 --no-progress\n");
+
+  // Finished: nothing to do.
+  std::ofstream(run / "summary.json") << "{\n  \"status\": \"finished\"\n}\n";
+  CHECK(f.run_task(1).empty());
+  CHECK(read(f.dir / "out").find("is finished") != std::string::npos);
+
+  // Failed before its first checkpoint: cleared (log kept) and started again.
+  const fs::path other = f.dir / "runs" / "t" / "a-seed7";
+  fs::create_directories(other / "tokenizer");
+  std::ofstream(other / "config.resolved.yaml") << "x";
+  std::ofstream(other / "train.log") << "first attempt\n";
+  CHECK(f.run_task(0).find("train " + (f.dir / "a.yaml").string()) == 0);
+  CHECK_FALSE(fs::exists(other / "tokenizer"));
+  CHECK_FALSE(fs::exists(other / "config.resolved.yaml"));
+  CHECK(read(other / "train.log").find("first attempt\n") == 0);
+
+  // No such task.
+  const std::string command = fmt::format("SLURM_ARRAY_TASK_ID=5 bash {} >/dev/null 2>&1", f.script.string());
+  CHECK(WEXITSTATUS(std::system(command.c_str())) == 2);
+}

@@ -1,0 +1,108 @@
+// Sweep files: what is read, and every mistake as one line naming file, line
+// and key.
+#include "sweep/sweep_spec.h"
+
+#include "core/user_error.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+
+namespace {
+
+std::string error_of(const mtbert::test::TempDir& dir, const std::string& text) {
+  try {
+    mtbert::load_sweep(dir.write("s.yaml", text));
+  } catch (const mtbert::UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a sweep file is read with its values and where they were written", "[sweep_spec]") {
+  mtbert::test::TempDir dir;
+  std::filesystem::create_directories(dir / "sweeps");
+  const auto path = dir.write("sweeps/table.yaml",
+                              "name: final-table1\n"
+                              "output_root: runs/t1\n"
+                              "experiments: [../final/baseline.yaml, /abs/smart.yaml]\n"
+                              "grid:\n"
+                              "  train.lr: [1.0e-5, 2.0e-5]\n"
+                              "  tasks.sst.dropout: [0.1]\n"
+                              "list:\n"
+                              "  - {train.batch_size: 8, train.epochs: 3}\n"
+                              "  - {}\n"
+                              "seeds: [11711, 1]\n"
+                              "overrides: [train.max_steps=5]\n");
+  const auto s = mtbert::load_sweep(path);
+  CHECK(s.name == "final-table1");
+  CHECK(s.output_root == "runs/t1");
+  REQUIRE(s.experiments.size() == 2);
+  CHECK(s.experiments[0].path == dir / "final" / "baseline.yaml");
+  CHECK(s.experiments[1].path == "/abs/smart.yaml");
+  CHECK(s.experiments[0].origin.line == 3);
+  REQUIRE(s.grid.size() == 2);
+  CHECK(s.grid[0].first == "train.lr");
+  REQUIRE(s.grid[0].second.size() == 2);
+  CHECK(s.grid[0].second[1].text == "2.0e-5");
+  CHECK(s.grid[0].second[1].origin.line == 5);
+  CHECK(s.grid[1].first == "tasks.sst.dropout");
+  REQUIRE(s.list.size() == 2);
+  REQUIRE(s.list[0].size() == 2);
+  CHECK(s.list[0][1].key == "train.epochs");
+  CHECK(s.list[0][1].value.text == "3");
+  CHECK(s.list[1].empty());
+  REQUIRE(s.seeds.size() == 2);
+  CHECK(s.seeds[0].value == 11711);
+  CHECK(s.seeds[1].origin.line == 10);
+  REQUIRE(s.overrides.size() == 1);
+  CHECK(s.overrides[0].text == "train.max_steps=5");
+  CHECK(s.overrides[0].origin.describe() == path.string() + ":11");
+}
+
+TEST_CASE("a sweep's name and output root default to its file's stem", "[sweep_spec]") {
+  mtbert::test::TempDir dir;
+  const auto s = mtbert::load_sweep(dir.write("lr-ablation.yaml", "experiments: base.yaml\n"));
+  CHECK(s.name == "lr-ablation");
+  CHECK(s.output_root == "runs/lr-ablation");
+  REQUIRE(s.experiments.size() == 1);
+  CHECK(s.experiments[0].path == dir / "base.yaml");
+  CHECK(s.grid.empty());
+  CHECK(s.list.empty());
+  CHECK(s.seeds.empty());
+}
+
+TEST_CASE("a bad sweep file is one line naming the file, line and key", "[sweep_spec]") {
+  mtbert::test::TempDir dir;
+  const std::string f = (dir / "s.yaml").string();
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngird: {train.lr: [1]}\n"),
+             Equals(f + ":2: gird: unknown key (did you mean \"grid\"?)"));
+  CHECK_THAT(error_of(dir, "grid: {train.lr: [1]}\n"), Equals(f + ":1: experiments: missing: list the experiment files, e.g. [../base.yaml]"));
+  CHECK_THAT(error_of(dir, "experiments: []\n"), Contains(":1: experiments: the list is empty"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: 1e-5}\n"),
+             Equals(f + ":2: grid.train.lr: expected a list of values, e.g. [1e-5, 2e-5], got '1e-5'"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid:\n  train.lr: [1, 2, 1]\n"),
+             Equals(f + ":3: grid.train.lr: a value appears twice: keep one"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: []}\n"), Contains("grid.train.lr: no values"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {seed: [1, 2]}\n"), Contains("grid.seed: vary seeds with"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {name: [a, b]}\n"), Contains("grid.name: the sweep names"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train..lr: [1]}\n"),
+             Contains("grid.train..lr: \"train..lr\" is not a config key path"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: [1]}\nlist:\n  - {train.lr: 2}\n"),
+             Equals(f + ":4: list[0].train.lr: the grid varies this key too: keep it in one of them"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nlist: [train.lr=1]\n"),
+             Contains(":2: list[0]: expected a map of key paths to values, got 'train.lr=1'"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds: [1, x]\n"),
+             Equals(f + ":2: seeds[1]: expected a non-negative integer, got 'x'"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds: [-1]\n"), Contains("seeds[0]: expected a non-negative integer"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds:\n  - 3\n  - 3\n"), Equals(f + ":4: seeds[1]: seed 3 appears twice"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\noverrides: [train.lr]\n"),
+             Contains("overrides[0]: \"train.lr\" is not an override: write key.path=value"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nname: a/b\n"), Contains("name: \"a/b\" cannot name a sweep"));
+  CHECK_THAT(error_of(dir, "- a\n"), Contains("expected a sweep"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml\n"), Contains("invalid YAML"));
+  CHECK_THROWS_WITH(mtbert::load_sweep(dir / "absent.yaml"), Contains("absent.yaml: the sweep file does not exist"));
+}
