@@ -14,7 +14,7 @@ MODEL_DIR receives:
   vocab.txt / spm.model   copied when present, with tokenizer_config.json stating
                           do_lower_case
 
-Canonical names (scripts/mtbert_py/hf_names.py, architectures.py):
+Canonical names (scripts/mtbert_py/hf_checkpoint.py):
   BERT      HF BertModel's own state-dict names; `bert.` prefix stripped,
             LayerNorm gamma/beta -> weight/bias, cls.* heads skipped.
   DeBERTa   BERT's names wherever DeBERTa has the same structure, so that BERT
@@ -40,14 +40,11 @@ from pathlib import Path
 
 import torch
 
-from mtbert_py.architectures import architecture_for, check_tensors, with_defaults
-from mtbert_py.atomic_folder import check_writable_target, write_folder_atomically
-from mtbert_py.errors import UserError, one_line
-from mtbert_py.hf_names import map_names
-from mtbert_py.hf_weights import load_hf_weights
-from mtbert_py.json_files import read_json, write_json
+from mtbert_py.common import (UserError, check_writable_target, one_line, read_json, write_folder_atomically,
+                              write_json)
+from mtbert_py.hf_checkpoint import (architecture_for, check_tensors, find_tokenizer, load_hf_weights, map_names,
+                                     with_defaults)
 from mtbert_py.safetensors_io import write_safetensors
-from mtbert_py.tokenizer_files import find_tokenizer
 
 PROG = "convert_hf_checkpoint"
 # Version of the model-folder layout the C++ loader checks ("mtbert_format").

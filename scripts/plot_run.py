@@ -33,14 +33,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from mtbert_py.errors import UserError, one_line
-from mtbert_py.figure_files import save_png
-from mtbert_py.attention_heatmaps import plot_attention_grid
-from mtbert_py.attention_maps import default_grids, parse_grid, read_attention_maps
-from mtbert_py.dev_outcomes import load_dev_outcome
-from mtbert_py.prediction_plots import plot_class_histogram, plot_confusion, plot_score_histogram
-from mtbert_py.run_folder import RunFolder
-from mtbert_py.training_curves import plot_curves_comparison, plot_training_curves
+from mtbert_py.common import UserError, one_line
+from mtbert_py.figures import (default_grids, parse_grid, plot_attention_grid, plot_class_histogram, plot_confusion,
+                               plot_curves_comparison, plot_score_histogram, plot_training_curves, save_png)
+from mtbert_py.run_files import RunFolder, load_dev_outcome, read_attention_maps
 
 PROG = "plot_run"
 

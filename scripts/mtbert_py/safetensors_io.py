@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .errors import UserError, one_line
+from .common import UserError, one_line
 
 # safetensors dtype name -> (numpy little-endian dtype of the stored bytes, torch dtype).
 # numpy has no bfloat16: BF16 bits are read as int16 and viewed as bfloat16 in torch.

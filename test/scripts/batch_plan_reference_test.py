@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The batch plans pinned in test/tasks/batching_test.cpp, reproduced by the
+"""The batch plans pinned in test/data/batching_test.cpp, reproduced by the
 independent Python implementation in test/reference/batch_plan_reference.py:
 together the two tests show that the C++ plans are the documented algorithm
 and not an accident of one standard library."""

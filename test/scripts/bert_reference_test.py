@@ -16,7 +16,7 @@ import torch
 from mini_runner import SOURCE_DIR, run_tests
 import bert_reference
 from mtbert_py.safetensors_io import read_safetensors
-from mtbert_py.tiny_bert import bert_config, random_bert_weights
+from mtbert_py.tiny_models import bert_config, random_bert_weights
 
 # A and B run the same float64 arithmetic in a different order.
 A_B_TOLERANCE = 1e-10

@@ -15,10 +15,10 @@ import torch
 
 from mini_runner import SOURCE_DIR, run_tests
 import convert_hf_checkpoint
-from mtbert_py.atomic_folder import write_folder_atomically
-from mtbert_py.hf_folder_writer import write_hf_folder
+from mtbert_py.common import write_folder_atomically
+from mtbert_py.hf_checkpoint import write_hf_folder
 from mtbert_py.safetensors_io import read_safetensors, write_safetensors
-from mtbert_py.tiny_bert import bert_config, random_bert_weights, tiny_vocab, to_original_naming
+from mtbert_py.tiny_models import bert_config, random_bert_weights, tiny_vocab, to_original_naming
 
 VOCAB = tiny_vocab()
 CONFIG = bert_config(len(VOCAB), hidden_size=8, num_hidden_layers=2, num_attention_heads=2,

@@ -15,10 +15,9 @@ from pathlib import Path
 import torch
 
 from mini_runner import SOURCE_DIR, run_tests
-from mtbert_py.hf_folder_writer import write_hf_folder
-from mtbert_py.tiny_bert import bert_config, random_bert_weights, tiny_vocab
-from mtbert_py.tiny_deberta import deberta_config, random_deberta_weights, to_hf_naming, train_tiny_spm
-import bert_reference
+from mtbert_py.hf_checkpoint import write_hf_folder
+from mtbert_py.tiny_models import (bert_config, deberta_config, random_bert_weights, random_deberta_weights, tiny_vocab,
+                                   to_hf_naming, train_tiny_spm)
 import deberta_reference
 
 MTBERT = os.environ.get("MTBERT_BINARY", str(SOURCE_DIR / "build" / "mtbert"))

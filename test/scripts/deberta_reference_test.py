@@ -9,8 +9,7 @@ import sys
 import torch
 
 from mini_runner import run_tests
-from mtbert_py.tiny_bert import bert_config, random_bert_weights
-from mtbert_py.tiny_deberta import deberta_config, random_deberta_weights
+from mtbert_py.tiny_models import bert_config, deberta_config, random_bert_weights, random_deberta_weights
 import bert_reference
 import deberta_reference as ref
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 
 from mini_runner import SOURCE_DIR, run_tests
-from mtbert_py.hf_folder_writer import write_hf_folder
-from mtbert_py.tiny_bert import bert_config, random_bert_weights, tiny_vocab, to_original_naming
+from mtbert_py.hf_checkpoint import write_hf_folder
+from mtbert_py.tiny_models import bert_config, random_bert_weights, tiny_vocab, to_original_naming
 from bert_reference import forward_a, max_abs_diff_unpadded
 from bert_tokenizer_reference import ReferenceBertTokenizer
 

@@ -18,10 +18,9 @@ import torch
 
 from mini_runner import run_tests
 import plot_run
-from mtbert_py.confusion_matrix import confusion_matrix
-from mtbert_py.dev_outcomes import join_by_id, load_dev_outcome
-from mtbert_py.errors import UserError
-from mtbert_py.run_folder import RunFolder
+from mtbert_py.common import UserError
+from mtbert_py.figures import confusion_matrix
+from mtbert_py.run_files import RunFolder, join_by_id, load_dev_outcome
 
 ERROR_PREFIX = "plot_run: error: "
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from mini_runner import run_tests
-from mtbert_py.errors import UserError
+from mtbert_py.common import UserError
 from mtbert_py.safetensors_io import read_safetensors, write_safetensors
 
 # Little-endian bit patterns: 1.0 and -2.0 as float32 are 0x3F800000 and

@@ -1,13 +1,54 @@
-"""Writes a whole folder so that readers see either the old one or the complete
-new one, never a half-written one: it is filled under a temporary sibling name
-and renamed into place at the end (a rename within one parent folder is atomic).
+"""What every script shares: the error a user can cause, and files that are
+read with messages naming them and are never left half-written.
+
+UserError is the one exception type for mistakes a user can make (bad paths,
+files, configs). Scripts catch it at the top, print a single
+`<script>: error: ...` line and exit with code 2; any other exception is a bug
+and keeps its traceback.
 """
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from .errors import UserError
+
+class UserError(Exception):
+    pass
+
+
+def one_line(text):
+    """Collapses whitespace so that a message (ours or one quoted from torch/json)
+    stays on the single line the scripts promise."""
+    return " ".join(str(text).split())
+
+
+# --- JSON files --------------------------------------------------------------
+# Reading and writing the small JSON files of model folders.
+
+
+def read_json(path):
+    """Parses a JSON file; UserError with the position of a syntax error."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"cannot read {path}: {one_line(e)}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+
+
+def write_json(path, value):
+    Path(path).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+
+
+# --- Whole folders, written atomically ---------------------------------------
+# Readers see either the old folder or the complete new one, never a half-written
+# one: it is filled under a temporary sibling name and renamed into place at the
+# end (a rename within one parent folder is atomic).
 
 
 def check_writable_target(out_dir, force):
