@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "data/batching.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "core/runtime.h"
@@ -24,9 +25,8 @@
 #include "models/encoder_inputs.h"
 #include "models/pretrained_model.h"
 #include "text/sequence_encoder.h"
-#include "data/token_batch.h"
+#include "core/token_batch.h"
 #include "text/tokenizer.h"
-#include "train/checkpoint.h"
 #include "train/experiment.h"
 
 namespace mtbert::cli {
@@ -68,13 +68,7 @@ AttentionSource from_model_folder(const std::string& dir) {
 
 // A run's encoder after fine-tuning, from one of its checkpoints.
 AttentionSource from_run(const std::string& dir, const std::string& checkpoint) {
-  RunDirectory run(dir);
-  if (!fs::exists(run.resolved_config()))
-    throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", dir));
-  if (!run.has_checkpoint(checkpoint))
-    throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", dir, checkpoint));
-  Experiment e = reopen_experiment(load_experiment(run.resolved_config()), run);
-  load_checkpoint_weights(run, checkpoint, e.model);
+  Experiment e = open_run(dir, checkpoint).experiment;
   e.model->to(torch::kCPU);
   e.model->eval();
   return {e.model->bert, e.model_config, std::move(e.tokenizer), fmt::format("{} ({})", dir, checkpoint)};
@@ -95,7 +89,7 @@ void run_attention(const AttentionArgs& args) {
   Encoding encoding = args.text2.empty() ? encode_single(*tokenizer, args.text, max_length)
                                          : encode_pair(*tokenizer, args.text, args.text2, max_length);
   TokenBatch batch = to_tensors(pad_batch({encoding}, tokenizer->special_ids().pad));
-  EncoderInputs inputs =
+  TokenBatch inputs =
       check_encoder_inputs({batch.input_ids, batch.attention_mask, batch.token_type_ids}, source.config,
                            fmt::format("the tokenizer of {}", source.name));
 

@@ -4,14 +4,12 @@
 // prints the ratios (figures and commands in BENCHMARKS.md).
 //
 //   encoder_forward  BertModel inference (eval, no autograd) on random ids [B, N], full mask
-//   train_step       one training step as the trainer takes it with the "mixed"
-//                    sampler: a batch of each of sst (5 classes), para (binary)
-//                    and sts (regression), both pairs encoded jointly ("cross");
-//                    each task's forward pass (under bf16 autocast with
-//                    --precision bf16) and loss, its backward in turn, then
-//                    global-norm clipping (1.0), the LR of each group, AdamW
-//                    (make_optimizer) and clearing the gradients: the
-//                    trainer's calls. Examples/s counts 3 * B per step.
+//   train_step       one training step as the trainer takes it (TrainStep) with
+//                    the "mixed" sampler: a batch of each of sst (5 classes),
+//                    para (binary) and sts (regression), both pairs encoded
+//                    jointly ("cross"), global-norm clipping at 1.0, AdamW
+//                    (--precision bf16: forward passes under bf16 autocast).
+//                    Examples/s counts 3 * B per step.
 //   tokenizer        WordPiece ids with [CLS]/[SEP] of every SST train sentence
 //                    (bert-base-uncased's vocabulary), one thread
 //
@@ -49,9 +47,7 @@
 #include "text/wordpiece_tokenizer.h"
 #include "core/autocast_scope.h"
 #include "train/experiment.h"
-#include "optim/gradient_clipping.h"
-#include "train/model_inputs.h"
-#include "optim/optimizer.h"
+#include "train/train_step.h"
 
 namespace mtbert::cli {
 
@@ -91,6 +87,7 @@ struct BenchArgs {
 struct Context {
   const BenchArgs& args;
   torch::Device device;
+  Precision precision;
   json common;  // the fields every line carries
 };
 
@@ -210,7 +207,7 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   const TokenBatch t = random_tokens(a, length, /*pair=*/false).to(ctx.device);
   const auto times = time_repeated(ctx, [&] {
     torch::NoGradGuard no_grad;
-    const AutocastScope autocast(ctx.device, a.precision == "bf16");
+    const AutocastScope autocast(ctx.device, ctx.precision == Precision::bf16);
     model(t.input_ids, t.attention_mask, t.token_type_ids);
   });
   json line = {{"case", "encoder_forward"}, {"precision", a.precision}};
@@ -219,19 +216,17 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   return line;
 }
 
-// The base experiment's heads (experiments/base.yaml): CLS pooling, dropout 0.3.
-std::vector<HeadSpec> task_heads() {
-  auto head = [](std::string task, HeadTarget target, int64_t classes, PairMode pair) {
-    HeadSpec s;
-    s.task = std::move(task);
-    s.target = target;
-    s.num_classes = classes;
-    s.pair_mode = pair;
-    s.dropout = 0.3;
-    return s;
-  };
-  return {head("sst", HeadTarget::classes, 5, PairMode::none), head("para", HeadTarget::binary, 0, PairMode::cross),
-          head("sts", HeadTarget::regression, 0, PairMode::cross)};
+// The base experiment's tasks (experiments/base.yaml): pairs encoded jointly,
+// CLS pooling, dropout 0.3, as the trainer builds them.
+std::vector<TaskConfig> bench_tasks() {
+  std::vector<TaskConfig> tasks;
+  for (const char* name : {"sst", "para", "sts"}) {
+    TaskConfig t;
+    t.name = t.type = name;
+    t.dropout = 0.3;
+    tasks.push_back(t);
+  }
+  return tasks;
 }
 
 TaskBatch random_task_batch(const BenchArgs& a, const HeadSpec& head, int64_t length) {
@@ -239,17 +234,21 @@ TaskBatch random_task_batch(const BenchArgs& a, const HeadSpec& head, int64_t le
   batch.task = head.task;
   batch.segments.push_back(random_tokens(a, length, head.pair_mode == PairMode::cross));
   switch (head.target) {
-    case HeadTarget::classes: batch.labels = torch::randint(0, head.num_classes, {a.batch}).to(torch::kFloat); break;
-    case HeadTarget::binary: batch.labels = torch::randint(0, 2, {a.batch}).to(torch::kFloat); break;
-    case HeadTarget::regression: batch.labels = torch::rand({a.batch}) * 5; break;
+    case TaskTarget::classes: batch.labels = torch::randint(0, head.num_classes, {a.batch}).to(torch::kFloat); break;
+    case TaskTarget::binary: batch.labels = torch::randint(0, 2, {a.batch}).to(torch::kFloat); break;
+    case TaskTarget::regression: batch.labels = torch::rand({a.batch}) * 5; break;
   }
   for (int64_t i = 0; i < a.batch; ++i) batch.indices.push_back(i);
   return batch;
 }
 
+// The trainer's step (train/train_step.h) with the mixed sampler's batches:
+// one of each task, then the optimizer step at a constant LR factor of 1.
 json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   const BenchArgs& a = ctx.args;
-  const auto heads = task_heads();
+  const auto tasks = bench_tasks();
+  std::vector<HeadSpec> heads;
+  for (const auto& task : tasks) heads.push_back(head_spec(task, builtin_task(task.type)));
   BertModel encoder(model_config(shape, a));
   encoder->initialize_weights();
   MultitaskModel model(encoder, heads);
@@ -260,39 +259,14 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   train.lr = a.lr;
   train.weight_decay = a.weight_decay;
   train.grad_clip = 1.0;
-  auto optimizer = make_optimizer(model, train);
-  std::vector<double> base_lrs;
-  for (auto& group : optimizer->param_groups()) base_lrs.push_back(group.options().get_lr());
-  std::vector<torch::Tensor> trainable;
-  for (const auto& p : model->parameters())
-    if (p.requires_grad()) trainable.push_back(p);
+  TrainStep step(model, tasks, train, ctx.precision, ctx.device);
+  std::mt19937_64 rng(0);
 
   std::vector<TaskBatch> batches;
   for (const auto& head : heads) batches.push_back(random_task_batch(a, head, length));
-  // The trainer keeps the losses on the device between evaluations.
-  std::map<std::string, torch::Tensor> loss_sums;
-
-  // Trainer::train's inner loop, Trainer::task_loss and
-  // Trainer::optimizer_step, without the sampler's bookkeeping (a constant LR
-  // factor of 1).
   const auto times = time_repeated(ctx, [&] {
-    for (const auto& batch : batches) {
-      torch::Tensor loss;
-      {
-        const AutocastScope autocast(ctx.device, a.precision == "bf16");
-        const auto inputs = model_inputs(batch, ctx.device);
-        const auto labels = batch.labels.to(ctx.device, /*non_blocking=*/true);
-        loss = model->head(batch.task)->loss(model(batch.task, inputs), labels);
-      }
-      (loss * 1.0).backward();
-      auto& sum = loss_sums[batch.task];
-      sum = sum.defined() ? sum + loss.detach().to(torch::kDouble) : loss.detach().to(torch::kDouble);
-    }
-    clip_gradients(trainable, train.grad_clip);
-    auto& groups = optimizer->param_groups();
-    for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs[i]);
-    optimizer->step();
-    clear_gradients(*optimizer);
+    for (const auto& batch : batches) step.accumulate(batch.task, batch);
+    step.apply(1.0, rng);
   });
   const int64_t examples = static_cast<int64_t>(batches.size()) * a.batch;
   json line = {{"case", "train_step"}, {"precision", a.precision}};
@@ -358,7 +332,7 @@ void run_bench(BenchArgs& a) {
   const int threads = set_thread_count(a.threads);
   torch::manual_seed(0);
   const char* policy = std::getenv("OMP_WAIT_POLICY");
-  Context ctx{a, resolve_device(a.device),
+  Context ctx{a, resolve_device(*enum_from_name<DeviceChoice>(a.device)), *enum_from_name<Precision>(a.precision),
               {{"impl", "mtbert"},
                {"threads", threads},
                {"torch_version", torch_version_string()},

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "data/batching.h"
 #include "cli/commands.h"
 #include "core/runtime.h"
 #include "core/tensor_file.h"
@@ -11,7 +12,7 @@
 #include "models/encoder_inputs.h"
 #include "models/pretrained_model.h"
 #include "text/sequence_encoder.h"
-#include "data/token_batch.h"
+#include "core/token_batch.h"
 #include "text/tokenizer.h"
 
 namespace mtbert::cli {
@@ -27,7 +28,7 @@ struct EncodeArgs {
   int threads = 0;
 };
 
-EncoderInputs inputs_from_file(const std::string& path, const ModelConfig& config) {
+TokenBatch inputs_from_file(const std::string& path, const ModelConfig& config) {
   auto dict = read_tensor_dict(path);
   for (const auto& [key, value] : dict) {
     if (key != "input_ids" && key != "attention_mask" && key != "token_type_ids")
@@ -40,7 +41,7 @@ EncoderInputs inputs_from_file(const std::string& path, const ModelConfig& confi
   return check_encoder_inputs({get("input_ids"), get("attention_mask"), get("token_type_ids")}, config, path);
 }
 
-EncoderInputs inputs_from_texts(const EncodeArgs& args, const ModelConfig& config) {
+TokenBatch inputs_from_texts(const EncodeArgs& args, const ModelConfig& config) {
   auto tokenizer = load_tokenizer(args.model_dir);
   const int64_t max_length = args.max_length > 0 ? args.max_length : config.max_position_embeddings;
   std::vector<Encoding> encodings;
@@ -53,7 +54,7 @@ EncoderInputs inputs_from_texts(const EncodeArgs& args, const ModelConfig& confi
 void run_encode(const EncodeArgs& args) {
   set_thread_count(args.threads);
   PretrainedModel pretrained = load_pretrained(args.model_dir);
-  EncoderInputs inputs = args.input.empty() ? inputs_from_texts(args, pretrained.config)
+  TokenBatch inputs = args.input.empty() ? inputs_from_texts(args, pretrained.config)
                                             : inputs_from_file(args.input, pretrained.config);
 
   torch::NoGradGuard no_grad;

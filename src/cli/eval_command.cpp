@@ -7,11 +7,8 @@
 #include "cli/commands.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "train/checkpoint.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
-#include "config/experiment_config.h"
-#include "train/run_directory.h"
 
 namespace mtbert::cli {
 
@@ -28,18 +25,15 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& args) {
-  RunDirectory run(args.run_dir);
-  ExperimentConfig config = load_experiment(run.resolved_config());
+  auto [run, experiment] = open_run(args.run_dir, args.checkpoint);
   const Split split = args.split == "test" ? Split::test : Split::dev;
   for (const auto& entry : args.data) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
       throw UserError(fmt::format("--data \"{}\": expected TASK=PATH", entry));
-    override_split_path(config, entry.substr(0, eq), split, entry.substr(eq + 1));
+    override_split_path(experiment, entry.substr(0, eq), split, entry.substr(eq + 1));
   }
   set_thread_count(args.threads);
-  Experiment experiment = reopen_experiment(config, run);
-  load_checkpoint_weights(run, args.checkpoint, experiment.model);
   load_split(experiment, split);
   Evaluation evaluation = evaluate(experiment, split);
   if (evaluation.tasks.empty())

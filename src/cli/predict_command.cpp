@@ -4,14 +4,11 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "data/batching.h"
 #include "cli/commands.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "train/checkpoint.h"
 #include "train/experiment.h"
-#include "config/experiment_config.h"
-#include "train/model_inputs.h"
-#include "train/run_directory.h"
 
 namespace mtbert::cli {
 
@@ -25,15 +22,12 @@ struct PredictArgs {
 };
 
 void run_predict(const PredictArgs& args) {
-  RunDirectory run(args.run_dir);
-  ExperimentConfig config = load_experiment(run.resolved_config());
   set_thread_count(0);
-  Experiment experiment = reopen_experiment(config, run);
+  Experiment experiment = open_run(args.run_dir, args.checkpoint).experiment;
   TaskRuntime& task = experiment.task(args.task);
   const size_t wanted = task.spec.input == TaskInput::pair ? 2 : 1;
   if (args.texts.size() != wanted)
     throw UserError(fmt::format("task {} takes {} text(s) (--text ...), got {}", args.task, wanted, args.texts.size()));
-  load_checkpoint_weights(run, args.checkpoint, experiment.model);
 
   TaskSplit split;
   split.task = task.name();
@@ -42,12 +36,12 @@ void run_predict(const PredictArgs& args) {
   if (wanted == 2) example.text_b = args.texts[1];
   split.examples.push_back(example);
   const EncodedSplit encoded =
-      encode_split(split, task.spec, *experiment.tokenizer, task.pair_encoding, task.config.max_length);
+      encode_split(split, task.spec, *experiment.tokenizer, task.head.pair_mode, task.config.max_length);
   TaskBatch batch = make_batch(encoded, {0});
 
   torch::NoGradGuard no_grad;
   experiment.model->eval();
-  auto outputs = experiment.model(task.name(), model_inputs(batch, experiment.device));
+  auto outputs = experiment.model(task.name(), batch.segments_on(experiment.device));
   const double prediction = experiment.model->head(task.name())->predictions(outputs).item<double>();
   switch (task.spec.target) {
     case TaskTarget::classes: {

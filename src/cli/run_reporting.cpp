@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/duration.h"
+
 namespace mtbert::cli {
 
 std::string summary_table(const nlohmann::json& summary) {
@@ -20,9 +22,9 @@ std::string summary_table(const nlohmann::json& summary) {
     out += fmt::format("{:<10} {:<9} {:>8.4f} {:>8}\n", "overall", "", best["overall"].get<double>(), test_overall);
   }
   if (best.contains("step"))
-    out += fmt::format("best dev at step {} (epoch {}); {} steps in {:.0f} s\n", best["step"].get<int64_t>(),
+    out += fmt::format("best dev at step {} (epoch {}); {} steps in {}\n", best["step"].get<int64_t>(),
                        best["epoch"].get<int64_t>(), summary.value("steps", int64_t{0}),
-                       summary.value("train_seconds", 0.0));
+                       format_duration(summary.value("train_seconds", 0.0)));
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/duration.h"
 #include "core/atomic_file.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
@@ -49,13 +50,6 @@ struct PlannedRun {
   SweepAction action = SweepAction::start;
   std::optional<std::string> config_change;  // for runs that already have a config
 };
-
-std::string duration_text(double seconds) {
-  const auto s = static_cast<int64_t>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
 
 // The last line of a log worth showing: what a failed run said last.
 std::string last_log_line(const fs::path& log) {
@@ -214,7 +208,7 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
       line = fmt::format("FAILED (exit {}): {} (log: {})", result.exit_code,
                          result.error.empty() ? last_log_line(job.log) : result.error, job.log.string());
     }
-    fmt::print("[{}/{}] {}  {}  {}\n", ended, queue.size(), job.name, line, duration_text(result.seconds));
+    fmt::print("[{}/{}] {}  {}  {}\n", ended, queue.size(), job.name, line, format_duration(result.seconds));
     std::fflush(stdout);
   };
   const int signal = run_sweep_jobs(fs::read_symlink("/proc/self/exe"), queue, parallel, hooks);

@@ -17,6 +17,7 @@
 #include "train/interrupt.h"
 #include "train/run_directory.h"
 #include "train/run_lock.h"
+#include "train/run_status.h"
 #include "train/trainer.h"
 
 namespace mtbert::cli {
@@ -40,15 +41,18 @@ struct TrainArgs {
 // before starting the run.
 void check_fresh_run_folder(const RunDirectory& run) {
   const fs::path root = run.root();
+  switch (inspect_run(root).status) {
+    case RunStatus::missing: break;
+    case RunStatus::running: throw UserError(fmt::format("{} is being trained by another process", root.string()));
+    case RunStatus::finished:
+    case RunStatus::early_stopped:
+      throw UserError(fmt::format("{} already holds a finished run; choose another --out or remove it", root.string()));
+    case RunStatus::interrupted:
+      throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert train --resume {}",
+                                  root.string(), root.string()));
+    case RunStatus::failed: break;
+  }
   if (!fs::exists(root)) return;
-  if (run_is_locked(root)) throw UserError(fmt::format("{} is being trained by another process", root.string()));
-  const auto summary = run.read_summary();
-  const std::string status = summary.value("status", "");
-  if (status == "finished" || status == "early_stopped")
-    throw UserError(fmt::format("{} already holds a finished run; choose another --out or remove it", root.string()));
-  if (run.has_checkpoint("last"))
-    throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert train --resume {}", root.string(),
-                                root.string()));
   const bool only_log = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),
                                                               [&](const fs::directory_entry& entry) {
                                                                 return entry.path() == run.train_log();
@@ -91,21 +95,21 @@ void run_train(TrainArgs& args) {
       throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
     if (!overrides.empty() || !args.overlays.empty())
       throw UserError("a resumed run keeps its config; key=value overrides and --overlay apply to new runs only");
-    RunDirectory run(args.resume);
-    if (!fs::exists(run.resolved_config()))
-      throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", args.resume));
-    const auto summary = run.read_summary();
-    if (summary.value("status", "") == "finished" || summary.value("status", "") == "early_stopped") {
+    const RunState state = inspect_run(args.resume);
+    if (run_is_done(state.status)) {
       spdlog::info("{} is already finished", args.resume);
-      fmt::print("{}", summary_table(summary));
+      fmt::print("{}", summary_table(state.summary));
       return;
     }
-    if (!run.has_checkpoint("last"))
-      throw UserError(fmt::format("{} has no checkpoint to resume from; start it again as a new run", args.resume));
-    const RunLock lock(run.root());
-    ExperimentConfig config = load_experiment(run.resolved_config());
-    set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
-    Experiment experiment = reopen_experiment(config, run);
+    if (state.status == RunStatus::running)
+      throw UserError(fmt::format("{} is being trained by another process", args.resume));
+    if (state.status != RunStatus::interrupted)
+      throw UserError(fs::exists(RunDirectory(args.resume).resolved_config())
+                          ? fmt::format("{} has no checkpoint to resume from; start it again as a new run", args.resume)
+                          : fmt::format("{} is not a run folder (no config.resolved.yaml)", args.resume));
+    const RunLock lock(args.resume);
+    auto [run, experiment] = open_run(args.resume, /*checkpoint=*/"");
+    set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(experiment.config.threads));
     run_training(experiment, run, /*resume=*/true, args);
     return;
   }

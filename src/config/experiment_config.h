@@ -12,7 +12,7 @@
 // suggestion, a wrong type, a value out of range or not among the choices.
 //
 // The rules in detail (config/yaml_merge.h, config_extends.h, config_overrides.h,
-// env_expansion.h):
+// env_expansion.h; the keys and their single-value checks: describe() below):
 // - maps merge key by key; scalars and lists replace; `key: null` (or an
 //   empty value) deletes the key: its default comes back, or an inherited task
 //   is dropped;
@@ -27,22 +27,40 @@
 //   need not exist yet: the readers check them and name them.
 #include <cstdint>
 #include <filesystem>
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "config/config_overrides.h"
+#include "config/enum_names.h"
+#include "data/task_data.h"
+#include "models/head_spec.h"
+#include "models/pal_config.h"
 
 namespace mtbert {
 
+// ---------------------------------------------------------------------------
+// The choices of the config, as enums (their YAML names at the end).
+
+enum class DeviceChoice { cpu, cuda, automatic };
+enum class Precision { fp32, bf16 };
+enum class TokenizerKind { automatic, wordpiece, sentencepiece };
+enum class Subset { first, random };
+enum class ScheduleKind { constant, linear, cosine };
+enum class SamplerKind { sequential, round_robin, proportional, annealed, temperature, mixed };
+enum class PcgradReduction { sum, mean };
+
+// ---------------------------------------------------------------------------
+// The sections. Each lists its keys once, in describe() below: reading,
+// validation of single values, config.resolved.yaml and the schema test all
+// go through it. Defaults are the members' initializers.
+
 struct TokenizerConfig {
-  // "auto": the pretrained model folder's tokenizer; "wordpiece" with `vocab`;
-  // "sentencepiece" with `model`, or trained from `train_from` when `model`
-  // does not exist yet (random-init models).
-  std::string kind = "auto";
+  // automatic ("auto"): the pretrained model folder's tokenizer; wordpiece
+  // with `vocab`; sentencepiece with `model`, or trained from `train_from`
+  // when `model` does not exist yet (random-init models).
+  TokenizerKind kind = TokenizerKind::automatic;
   std::string vocab;                    // vocab.txt (wordpiece)
   bool lower_case = true;               // wordpiece
   std::string model;                    // spm.model (sentencepiece)
@@ -50,25 +68,17 @@ struct TokenizerConfig {
   int64_t vocab_size = 8000;            // when training
 };
 
-// Projected Attention Layers (models/pal_config.h): none | parallel (beside
-// every encoder layer) | top (one low-rank block on top), per task.
-struct PalsSection {
-  std::string kind = "none";
-  int64_t rank = 204;
-  int64_t heads = 6;
-};
-
 struct ModelSection {
   // A converted model folder; empty: a randomly initialized encoder built from
   // `config`.
   std::string pretrained;
   // HuggingFace config.json keys applied on top of the pretrained config (or
-  // of the defaults, for a random encoder): e.g. hidden_dropout_prob, and for
-  // later issues the disentangled-attention keys. Kept as JSON so that new
-  // ModelConfig keys need no change here; ModelConfig validates them.
+  // of the defaults, for a random encoder): e.g. hidden_dropout_prob, and the
+  // disentangled-attention keys. Kept as JSON so that new ModelConfig keys
+  // need no change here; ModelConfig validates them.
   nlohmann::json config = nlohmann::json::object();
   bool freeze_encoder = false;
-  PalsSection pals;
+  PalConfig pals;  // Projected Attention Layers (models/pal_config.h)
   TokenizerConfig tokenizer;
 };
 
@@ -79,13 +89,13 @@ struct SmartConfig {
   double step_size = 1e-3;      // eta
   double epsilon = 1e-6;        // see train/smart.h for how it acts
   double noise_std = 1e-5;      // sigma
-  // > 0: after each step, project delta onto the l_inf ball of this radius
-  // (the paper's projection); 0: off, as in the public implementations.
-  double radius = 0.0;
   // Bregman proximal point with a momentum (EMA) teacher.
   bool bregman = false;
   double bregman_weight = 1.0;  // mu
   double momentum = 0.99;       // beta
+  // > 0: after each step, project delta onto the l_inf ball of this radius
+  // (the paper's projection); 0: off, as in the public implementations.
+  double radius = 0.0;
 };
 
 struct SiftConfig {
@@ -104,11 +114,11 @@ struct TaskConfig {
   int64_t limit_train = 0;  // first N rows only (0: all)
   int64_t limit_dev = 0;
   int64_t limit_test = 0;
-  std::string subset = "first";  // how limit_* choose rows: first | random (seeded by `seed`)
+  Subset subset = Subset::first;  // how limit_* choose rows (random: seeded by `seed`)
   double loss_weight = 1.0;
-  std::string pooling = "cls";       // cls | mean | pooler
-  std::string pair_mode = "cross";   // siamese | cross (pair tasks)
-  std::string combine = "concat";    // concat | cosine (siamese)
+  Pooling pooling = Pooling::cls;
+  PairMode pair_mode = PairMode::cross;  // pair tasks: siamese | cross
+  PairCombine combine = PairCombine::concat;  // siamese pairs
   double dropout = 0.1;
   int64_t max_length = 128;
   SmartConfig smart;
@@ -116,15 +126,14 @@ struct TaskConfig {
 };
 
 struct ScheduleConfig {
-  std::string kind = "constant";  // constant | linear | cosine
+  ScheduleKind kind = ScheduleKind::constant;
   double warmup_epochs = 0;       // warmup length, in epochs ...
   int64_t warmup_steps = 0;       // ... or in steps (whichever is given)
   double final_lr = 0.0;          // linear/cosine decay to this floor
 };
 
 struct SamplerConfig {
-  // sequential | round_robin | proportional | annealed | temperature | mixed
-  std::string kind = "proportional";
+  SamplerKind kind = SamplerKind::proportional;
   double temperature = 2.0;     // temperature sampling: p ~ N^(1/T)
   double anneal_min = 0.2;      // annealed: alpha = 1 - (1 - anneal_min) (e-1)/(E-1)
   int64_t steps_per_epoch = 0;  // 0: the sum of the tasks' batches per pass
@@ -132,7 +141,7 @@ struct SamplerConfig {
 
 struct PcgradConfig {
   bool enabled = false;
-  std::string reduction = "sum";  // sum | mean of the projected task gradients
+  PcgradReduction reduction = PcgradReduction::sum;  // of the projected task gradients
 };
 
 struct TrainSection {
@@ -154,7 +163,7 @@ struct TrainSection {
   bool bucket_by_length = true;
   int64_t eval_every_steps = 0;  // 0: at the end of each epoch
   int64_t early_stopping_patience = 0;  // evaluations without improvement; 0: off
-  std::string on_bad_row = "error";     // error | skip
+  BadRowPolicy on_bad_row = BadRowPolicy::error;
 };
 
 struct ExperimentConfig {
@@ -162,8 +171,8 @@ struct ExperimentConfig {
   std::filesystem::path source;  // the YAML file it was read from
   uint64_t seed = 11711;
   int64_t threads = 0;           // 0: one per core
-  std::string device = "cpu";    // cpu | cuda | auto
-  std::string precision = "fp32";  // fp32 | bf16 (autocast, core/autocast_scope.h)
+  DeviceChoice device = DeviceChoice::cpu;
+  Precision precision = Precision::fp32;  // bf16: autocast (core/autocast_scope.h)
   std::string output_dir;        // default: runs/<name>
   // Labels recorded in the run's summary.json, e.g. [smoke] for runs that are
   // not the papers' setting (mtbert report prints a banner for them).
@@ -172,6 +181,151 @@ struct ExperimentConfig {
   std::vector<TaskConfig> tasks;  // in file order
   TrainSection train;
 };
+
+// ---------------------------------------------------------------------------
+// The schema: each section's keys in the order of experiments/base.yaml, with
+// the constraints a single value must meet. `v` is a schema visitor
+// (config/schema_visitors.h): it reads, writes or lists the keys. Rules that
+// relate several keys live in experiment_config.cpp.
+
+// Constraints of single values.
+struct AtLeast {
+  int64_t min;
+  const char* why = nullptr;  // said in the error, e.g. "[CLS], a token, [SEP]"
+};
+struct Positive {};     // > 0
+struct NonNegative {};  // >= 0
+struct Fraction { bool one_allowed; };  // [0, 1) or [0, 1]
+struct Words {};        // each item: letters, digits, _ and - (tags: they end up in file names)
+
+template <class V>
+void describe(V& v, TokenizerConfig& t) {
+  v.key("kind", t.kind);
+  v.key("vocab", t.vocab);
+  v.key("lower_case", t.lower_case);
+  v.key("model", t.model);
+  v.key("train_from", t.train_from);
+  v.key("vocab_size", t.vocab_size, AtLeast{1});
+}
+
+template <class V>
+void describe(V& v, PalConfig& p) {
+  v.key("kind", p.kind);
+  v.key("rank", p.rank, AtLeast{1});
+  v.key("heads", p.heads, AtLeast{1});
+}
+
+template <class V>
+void describe(V& v, ModelSection& m) {
+  v.key("pretrained", m.pretrained);
+  v.key("config", m.config);
+  v.key("freeze_encoder", m.freeze_encoder);
+  v.section("pals", m.pals);
+  v.section("tokenizer", m.tokenizer);
+}
+
+template <class V>
+void describe(V& v, SmartConfig& s) {
+  v.key("enabled", s.enabled);
+  v.key("weight", s.weight, NonNegative{});
+  v.key("steps", s.steps, AtLeast{1});
+  v.key("step_size", s.step_size, Positive{});
+  v.key("epsilon", s.epsilon, Positive{});
+  v.key("noise_std", s.noise_std, NonNegative{});
+  v.key("bregman", s.bregman);
+  v.key("bregman_weight", s.bregman_weight, NonNegative{});
+  v.key("momentum", s.momentum, Fraction{false});
+  v.key("radius", s.radius, NonNegative{});
+}
+
+template <class V>
+void describe(V& v, SiftConfig& s) {
+  v.key("enabled", s.enabled);
+  v.key("weight", s.weight, NonNegative{});
+  v.key("step_size", s.step_size, Positive{});
+  v.key("noise_std", s.noise_std, NonNegative{});
+}
+
+template <class V>
+void describe(V& v, TaskConfig& t) {
+  v.key("type", t.type);
+  v.key("train", t.train);
+  v.key("dev", t.dev);
+  v.key("test", t.test);
+  v.key("limit_train", t.limit_train, AtLeast{0});
+  v.key("limit_dev", t.limit_dev, AtLeast{0});
+  v.key("limit_test", t.limit_test, AtLeast{0});
+  v.key("subset", t.subset);
+  v.key("loss_weight", t.loss_weight, NonNegative{});
+  v.key("pooling", t.pooling);
+  v.key("pair_mode", t.pair_mode);
+  v.key("combine", t.combine);
+  v.key("dropout", t.dropout, Fraction{false});
+  v.key("max_length", t.max_length, AtLeast{3, "[CLS], a token, [SEP]"});
+  v.section("smart", t.smart);
+  v.section("sift", t.sift);
+}
+
+template <class V>
+void describe(V& v, ScheduleConfig& s) {
+  v.key("kind", s.kind);
+  v.key("warmup_epochs", s.warmup_epochs, NonNegative{});
+  v.key("warmup_steps", s.warmup_steps, AtLeast{0});
+  v.key("final_lr", s.final_lr, NonNegative{});
+}
+
+template <class V>
+void describe(V& v, SamplerConfig& s) {
+  v.key("kind", s.kind);
+  v.key("temperature", s.temperature, Positive{});
+  v.key("anneal_min", s.anneal_min, Fraction{true});
+  v.key("steps_per_epoch", s.steps_per_epoch, AtLeast{0});
+}
+
+template <class V>
+void describe(V& v, PcgradConfig& p) {
+  v.key("enabled", p.enabled);
+  v.key("reduction", p.reduction);
+}
+
+template <class V>
+void describe(V& v, TrainSection& t) {
+  v.key("epochs", t.epochs, AtLeast{0});
+  v.key("max_steps", t.max_steps, AtLeast{0});
+  v.key("batch_size", t.batch_size, AtLeast{1});
+  v.key("eval_batch_size", t.eval_batch_size, AtLeast{1});
+  v.key("lr", t.lr, Positive{});
+  v.key("head_lr", t.head_lr, NonNegative{});
+  v.key("weight_decay", t.weight_decay, NonNegative{});
+  v.key("adam_beta1", t.adam_beta1, Fraction{false});
+  v.key("adam_beta2", t.adam_beta2, Fraction{false});
+  v.key("adam_eps", t.adam_eps, Positive{});
+  v.key("grad_clip", t.grad_clip, NonNegative{});
+  v.key("grad_accumulation", t.grad_accumulation, AtLeast{1});
+  v.section("schedule", t.schedule);
+  v.section("sampler", t.sampler);
+  v.section("pcgrad", t.pcgrad);
+  v.key("bucket_by_length", t.bucket_by_length);
+  v.key("eval_every_steps", t.eval_every_steps, AtLeast{0});
+  v.key("early_stopping_patience", t.early_stopping_patience, AtLeast{0});
+  v.key("on_bad_row", t.on_bad_row);
+}
+
+// `name` and `output_dir` are read here too; that they are never inherited
+// through `extends:` is the loader's business (config_extends.h).
+template <class V>
+void describe(V& v, ExperimentConfig& c) {
+  v.key("name", c.name);
+  v.key("seed", c.seed);
+  v.key("threads", c.threads, AtLeast{0});
+  v.key("device", c.device);
+  v.key("precision", c.precision);
+  v.key("output_dir", c.output_dir);
+  v.key("tags", c.tags, Words{});
+  v.section("model", c.model);
+  v.tasks("tasks", c.tasks);
+  v.section("train", c.train);
+}
 
 // Reads, merges, overrides, expands and validates. Throws UserError naming the
 // file and key path of the problem.
@@ -184,5 +338,63 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 // The fully resolved YAML (every key, defaults included), as written to a run
 // folder's config.resolved.yaml; load_experiment of it gives the same config.
 std::string resolved_yaml(const ExperimentConfig& config);
+
+// The key paths of the schema ("train.schedule.kind"; a task's keys under
+// "tasks.<task>"), in order.
+std::vector<std::string> experiment_keys();
+
+// ---------------------------------------------------------------------------
+// YAML names of the choices.
+
+template <> struct EnumNames<DeviceChoice> {
+  static constexpr std::pair<DeviceChoice, const char*> table[] = {
+      {DeviceChoice::cpu, "cpu"}, {DeviceChoice::cuda, "cuda"}, {DeviceChoice::automatic, "auto"}};
+};
+template <> struct EnumNames<Precision> {
+  static constexpr std::pair<Precision, const char*> table[] = {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}};
+};
+template <> struct EnumNames<TokenizerKind> {
+  static constexpr std::pair<TokenizerKind, const char*> table[] = {{TokenizerKind::automatic, "auto"},
+                                                                    {TokenizerKind::wordpiece, "wordpiece"},
+                                                                    {TokenizerKind::sentencepiece, "sentencepiece"}};
+};
+template <> struct EnumNames<Subset> {
+  static constexpr std::pair<Subset, const char*> table[] = {{Subset::first, "first"}, {Subset::random, "random"}};
+};
+template <> struct EnumNames<ScheduleKind> {
+  static constexpr std::pair<ScheduleKind, const char*> table[] = {
+      {ScheduleKind::constant, "constant"}, {ScheduleKind::linear, "linear"}, {ScheduleKind::cosine, "cosine"}};
+};
+template <> struct EnumNames<SamplerKind> {
+  static constexpr std::pair<SamplerKind, const char*> table[] = {
+      {SamplerKind::sequential, "sequential"},     {SamplerKind::round_robin, "round_robin"},
+      {SamplerKind::proportional, "proportional"}, {SamplerKind::annealed, "annealed"},
+      {SamplerKind::temperature, "temperature"},   {SamplerKind::mixed, "mixed"}};
+};
+template <> struct EnumNames<PcgradReduction> {
+  static constexpr std::pair<PcgradReduction, const char*> table[] = {{PcgradReduction::sum, "sum"},
+                                                                      {PcgradReduction::mean, "mean"}};
+};
+template <> struct EnumNames<BadRowPolicy> {
+  static constexpr std::pair<BadRowPolicy, const char*> table[] = {{BadRowPolicy::error, "error"},
+                                                                   {BadRowPolicy::skip, "skip"}};
+};
+template <> struct EnumNames<Pooling> {
+  static constexpr std::pair<Pooling, const char*> table[] = {
+      {Pooling::cls, "cls"}, {Pooling::mean, "mean"}, {Pooling::pooler, "pooler"}};
+};
+// `none` is no choice: one-text tasks have no pairs.
+template <> struct EnumNames<PairMode> {
+  static constexpr std::pair<PairMode, const char*> table[] = {{PairMode::siamese, "siamese"},
+                                                               {PairMode::cross, "cross"}};
+};
+template <> struct EnumNames<PairCombine> {
+  static constexpr std::pair<PairCombine, const char*> table[] = {{PairCombine::concat, "concat"},
+                                                                  {PairCombine::cosine, "cosine"}};
+};
+template <> struct EnumNames<PalKind> {
+  static constexpr std::pair<PalKind, const char*> table[] = {
+      {PalKind::none, "none"}, {PalKind::parallel, "parallel"}, {PalKind::top, "top"}};
+};
 
 }  // namespace mtbert

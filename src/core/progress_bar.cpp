@@ -6,13 +6,9 @@
 
 #include <fmt/format.h>
 
-namespace mtbert {
+#include "core/duration.h"
 
-std::string format_duration(double seconds) {
-  const auto s = static_cast<int64_t>(seconds < 0 ? 0 : seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
-  return fmt::format("{}:{:02}", s / 60, s % 60);
-}
+namespace mtbert {
 
 Progress::Progress(std::string label, int64_t total, double interval_seconds)
     : label_(std::move(label)),

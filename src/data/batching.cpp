@@ -13,6 +13,20 @@
 
 namespace mtbert {
 
+std::vector<TokenBatch> TaskBatch::segments_on(torch::Device device) const {
+  std::vector<TokenBatch> on_device;
+  on_device.reserve(segments.size());
+  for (const auto& segment : segments) on_device.push_back(segment.to(device));
+  return on_device;
+}
+
+TokenBatch to_tensors(const PaddedBatch& batch) {
+  auto make = [&](const std::vector<int64_t>& v) {
+    return torch::tensor(v, torch::kLong).view({batch.batch, batch.length});
+  };
+  return {make(batch.ids), make(batch.attention_mask), make(batch.token_type_ids)};
+}
+
 namespace {
 
 void check_options(const BatchingOptions& options) {

@@ -10,7 +10,7 @@
 #include <torch/types.h>
 
 #include "data/encoded_split.h"
-#include "data/token_batch.h"
+#include "core/token_batch.h"
 
 namespace mtbert {
 
@@ -20,7 +20,12 @@ struct TaskBatch {
   torch::Tensor labels;              // [B] float64 -> float32 (class index, 0/1 or score); undefined if unlabeled
   std::vector<int64_t> indices;      // positions of the rows in the split, for predictions
   int64_t size() const { return static_cast<int64_t>(indices.size()); }
+  // The segments as the model takes them, on its device.
+  std::vector<TokenBatch> segments_on(torch::Device device) const;
 };
+
+// Padded token ids as tensors.
+TokenBatch to_tensors(const PaddedBatch& batch);
 
 struct BatchingOptions {
   int64_t batch_size = 16;

@@ -5,8 +5,8 @@
 namespace mtbert {
 
 EncodedSplit encode_split(const TaskSplit& split, const TaskSpec& task, const Tokenizer& tokenizer,
-                          PairEncoding pair_encoding, int64_t max_length) {
-  const bool siamese = task.input == TaskInput::pair && pair_encoding == PairEncoding::siamese;
+                          PairMode pair_mode, int64_t max_length) {
+  const bool siamese = task.input == TaskInput::pair && pair_mode == PairMode::siamese;
   EncodedSplit encoded;
   encoded.task = split.task;
   encoded.labeled = split.labeled;

@@ -7,14 +7,9 @@
 #include "text/sequence_encoder.h"
 #include "data/task_data.h"
 #include "text/tokenizer.h"
+#include "core/task_kinds.h"
 
 namespace mtbert {
-
-// How a two-text task is fed to the encoder.
-enum class PairEncoding {
-  siamese,  // each text encoded alone: [CLS] a [SEP] and [CLS] b [SEP]
-  cross,    // one joint input: [CLS] a [SEP] b [SEP] with token types 0/1
-};
 
 struct EncodedExample {
   std::vector<Encoding> segments;  // 1 (single text, or cross pair) or 2 (siamese pair)
@@ -31,6 +26,6 @@ struct EncodedSplit {
 };
 
 EncodedSplit encode_split(const TaskSplit& split, const TaskSpec& task, const Tokenizer& tokenizer,
-                          PairEncoding pair_encoding, int64_t max_length);
+                          PairMode pair_mode, int64_t max_length);
 
 }  // namespace mtbert

@@ -8,10 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/task_kinds.h"
+
 namespace mtbert {
 
 enum class TaskInput { single, pair };
-enum class TaskTarget { classes, binary, regression };
 enum class TaskMetric { accuracy, pearson };
 // How a prediction is spelled in the leaderboard files, as the CS224N starter
 // code prints it: SST/CFIMDB an argmax (numpy int64: "3"), Quora a rounded

@@ -62,17 +62,15 @@ torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torc
 }
 
 BertAttentionImpl::BertAttentionImpl(const ModelConfig& c) {
-  if (c.disentangled()) {
-    disentangled_self = register_module("self", DisentangledSelfAttention(c));
-  } else {
-    self = register_module("self", BertSelfAttention(c));
-  }
+  self = c.disentangled() ? register_module("self", std::make_shared<DisentangledSelfAttentionImpl>(c))
+                          : std::static_pointer_cast<SelfAttention>(
+                                register_module("self", std::make_shared<BertSelfAttentionImpl>(c)));
   output = register_module("output", BertResidualOutput(c.hidden_size, c));
 }
 
 torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                          const torch::Tensor& query_states) {
-  auto context = self ? self(hidden, ctx, query_states) : disentangled_self(hidden, ctx, query_states);
+  auto context = self->forward(hidden, ctx, query_states);
   return output(context, query_states.defined() ? query_states : hidden);
 }
 

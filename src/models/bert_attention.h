@@ -10,16 +10,15 @@
 #include "models/dropout.h"
 #include "models/encoder_context.h"
 #include "models/model_config.h"
+#include "models/self_attention.h"
 
 namespace mtbert {
 
-class BertSelfAttentionImpl : public torch::nn::Module {
+class BertSelfAttentionImpl : public SelfAttention {
  public:
   explicit BertSelfAttentionImpl(const ModelConfig& config);
-  // hidden [B, N, H] -> context [B, N, H]. query_states (undefined: hidden)
-  // are the queries, for EMD passes.
   torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                        const torch::Tensor& query_states = {});
+                        const torch::Tensor& query_states = {}) override;
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   Dropout dropout{nullptr};
@@ -51,10 +50,10 @@ class BertAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                         const torch::Tensor& query_states = {});
 
-  // Registered as "self" and "output", HuggingFace's names. Exactly one of
-  // the two self-attentions exists (ModelConfig::disentangled()).
-  BertSelfAttention self{nullptr};
-  DisentangledSelfAttention disentangled_self{nullptr};
+  // Registered as "self" and "output", HuggingFace's names. `self` is
+  // BertSelfAttention, or DisentangledSelfAttention when the config asks for
+  // it (ModelConfig::disentangled()).
+  std::shared_ptr<SelfAttention> self;
   BertResidualOutput output{nullptr};
 };
 TORCH_MODULE(BertAttention);

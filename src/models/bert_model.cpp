@@ -24,6 +24,13 @@ torch::Tensor BertModelImpl::embed(const torch::Tensor& input_ids, const torch::
 
 EncoderOutput BertModelImpl::encode(const torch::Tensor& embedded, const torch::Tensor& attention_mask,
                                     EncoderContext ctx, bool output_attentions) {
+  EncoderOutput out = run_layers(embedded, attention_mask, std::move(ctx), output_attentions);
+  if (pooler) out.pooler_output = pooler(out.last_hidden_state);
+  return out;
+}
+
+EncoderOutput BertModelImpl::run_layers(const torch::Tensor& embedded, const torch::Tensor& attention_mask,
+                                        EncoderContext ctx, bool output_attentions) {
   EncoderOutput out;
   ctx.attention_bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
   encoder->add_relative_positions(ctx, embedded.size(1), embedded.device());
@@ -35,7 +42,6 @@ EncoderOutput BertModelImpl::encode(const torch::Tensor& embedded, const torch::
                                                   embeddings->absolute_positions(embedded.size(1)),
                                                   config_.emd_layers, ctx);
   }
-  if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }
 

@@ -39,6 +39,10 @@ class BertModelImpl : public torch::nn::Module {
   torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
   EncoderOutput encode(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
                        bool output_attentions = false);
+  // encode() without the pooler, for callers that pool something else (the
+  // top PAL block's output).
+  EncoderOutput run_layers(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
+                           bool output_attentions = false);
 
   // HuggingFace's initialization of a fresh model: N(0, initializer_range) for
   // linear and embedding weights, zero biases and padding row, unit LayerNorm.

@@ -21,16 +21,17 @@
 #include "models/dropout.h"
 #include "models/encoder_context.h"
 #include "models/model_config.h"
+#include "models/self_attention.h"
 
 namespace mtbert {
 
-class DisentangledSelfAttentionImpl : public torch::nn::Module {
+class DisentangledSelfAttentionImpl : public SelfAttention {
  public:
   explicit DisentangledSelfAttentionImpl(const ModelConfig& config);
   // hidden [B, N, H] gives keys and values; query_states [B, N, H] the queries
   // (undefined: hidden; EMD sets it). Returns the context [B, N, H].
   torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                        const torch::Tensor& query_states = {});
+                        const torch::Tensor& query_states = {}) override;
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   // Only without share_att_key, and only for the terms pos_att_type names.

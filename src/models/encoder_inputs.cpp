@@ -25,7 +25,7 @@ void check_ids(const torch::Tensor& t, const char* name, const std::vector<int64
 
 }  // namespace
 
-EncoderInputs check_encoder_inputs(EncoderInputs in, const ModelConfig& config, const std::string& where) {
+TokenBatch check_encoder_inputs(TokenBatch in, const ModelConfig& config, const std::string& where) {
   if (!in.input_ids.defined()) throw UserError(fmt::format("{}: input_ids is missing", where));
   if (in.input_ids.dim() != 2)
     throw UserError(fmt::format("{}: input_ids must be 2-D [batch, length], got shape {}", where, in.input_ids.sizes()));

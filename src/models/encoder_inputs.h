@@ -6,20 +6,15 @@
 
 #include <torch/types.h>
 
+#include "core/token_batch.h"
 #include "models/model_config.h"
 
 namespace mtbert {
-
-struct EncoderInputs {
-  torch::Tensor input_ids;       // [B, N] int64
-  torch::Tensor attention_mask;  // [B, N] int64, 0/1
-  torch::Tensor token_type_ids;  // [B, N] int64, or undefined
-};
 
 // Throws UserError naming `where` when the inputs cannot be fed to a model of
 // `config`. Integer masks of other widths and bool masks are accepted and
 // converted to int64. token_type_ids of a model without token type embeddings
 // (type_vocab_size 0, DeBERTa-v3) are dropped, as HuggingFace ignores them.
-EncoderInputs check_encoder_inputs(EncoderInputs inputs, const ModelConfig& config, const std::string& where);
+TokenBatch check_encoder_inputs(TokenBatch inputs, const ModelConfig& config, const std::string& where);
 
 }  // namespace mtbert

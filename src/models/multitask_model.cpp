@@ -49,12 +49,12 @@ void MultitaskModelImpl::check_segments(const std::string& task, size_t count) c
               " input segment(s) per batch, got ", count);
 }
 
-torch::Tensor MultitaskModelImpl::forward(const std::string& task, const std::vector<EncoderInputs>& segments) {
+torch::Tensor MultitaskModelImpl::forward(const std::string& task, const std::vector<TokenBatch>& segments) {
   return forward_embedded(task, embed(task, segments), segments);
 }
 
 std::vector<torch::Tensor> MultitaskModelImpl::embed(const std::string& task,
-                                                     const std::vector<EncoderInputs>& segments) {
+                                                     const std::vector<TokenBatch>& segments) {
   check_segments(task, segments.size());
   std::vector<torch::Tensor> embedded;
   embedded.reserve(segments.size());
@@ -63,7 +63,7 @@ std::vector<torch::Tensor> MultitaskModelImpl::embed(const std::string& task,
 }
 
 torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, const std::vector<torch::Tensor>& embedded,
-                                                   const std::vector<EncoderInputs>& segments) {
+                                                   const std::vector<TokenBatch>& segments) {
   check_segments(task, segments.size());
   TORCH_CHECK(embedded.size() == segments.size(), "task ", task, ": ", embedded.size(), " embedded segment(s) for ",
               segments.size(), " input(s)");
@@ -78,7 +78,7 @@ torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, cons
 }
 
 EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const torch::Tensor& embedded,
-                                                 const EncoderInputs& inputs) {
+                                                 const TokenBatch& inputs) {
   if (pal_config_.kind == PalKind::none) return bert->encode(embedded, inputs.attention_mask, EncoderContext{});
   // The PALs' attention masks padding as the encoder's does.
   const auto bias = attention_bias_from_mask(inputs.attention_mask, embedded.scalar_type());
@@ -90,14 +90,14 @@ EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const 
     };
     return bert->encode(embedded, inputs.attention_mask, ctx);
   }
-  EncoderOutput out = bert->encode(embedded, inputs.attention_mask, EncoderContext{});
+  EncoderOutput out = bert->run_layers(embedded, inputs.attention_mask, EncoderContext{});
   out.last_hidden_state = (*pals)[task]->as<TopPalImpl>()->forward(out.last_hidden_state, bias);
   if (bert->pooler) out.pooler_output = bert->pooler(out.last_hidden_state);
   return out;
 }
 
 std::vector<torch::Tensor> MultitaskModelImpl::word_embed(const std::string& task,
-                                                          const std::vector<EncoderInputs>& segments) {
+                                                          const std::vector<TokenBatch>& segments) {
   check_segments(task, segments.size());
   std::vector<torch::Tensor> words;
   words.reserve(segments.size());
@@ -107,7 +107,7 @@ std::vector<torch::Tensor> MultitaskModelImpl::word_embed(const std::string& tas
 
 torch::Tensor MultitaskModelImpl::forward_from_word_embeddings(const std::string& task,
                                                                const std::vector<torch::Tensor>& words,
-                                                               const std::vector<EncoderInputs>& segments) {
+                                                               const std::vector<TokenBatch>& segments) {
   TORCH_CHECK(words.size() == segments.size(), "task ", task, ": ", words.size(), " word-embedded segment(s) for ",
               segments.size(), " input(s)");
   std::vector<torch::Tensor> embedded;

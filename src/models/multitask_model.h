@@ -28,21 +28,21 @@ class MultitaskModelImpl : public torch::nn::Module {
 
   // segments: the one or two inputs of a batch (two for siamese pairs).
   // Returns the head's raw outputs (see task_head.h).
-  torch::Tensor forward(const std::string& task, const std::vector<EncoderInputs>& segments);
+  torch::Tensor forward(const std::string& task, const std::vector<TokenBatch>& segments);
 
   // forward() in two halves, for SMART and SiFT: the embedding output of each
   // segment, then everything after it. forward_embedded(embed(x)) == forward(x).
-  std::vector<torch::Tensor> embed(const std::string& task, const std::vector<EncoderInputs>& segments);
+  std::vector<torch::Tensor> embed(const std::string& task, const std::vector<TokenBatch>& segments);
   torch::Tensor forward_embedded(const std::string& task, const std::vector<torch::Tensor>& embedded,
-                                 const std::vector<EncoderInputs>& segments);
+                                 const std::vector<TokenBatch>& segments);
 
   // One step earlier, for SiFT: each segment's word embeddings [B, N, H] (the
   // table lookup, before token types, positions and the embedding LayerNorm),
   // then everything after them.
   // forward_from_word_embeddings(word_embed(x)) == forward(x).
-  std::vector<torch::Tensor> word_embed(const std::string& task, const std::vector<EncoderInputs>& segments);
+  std::vector<torch::Tensor> word_embed(const std::string& task, const std::vector<TokenBatch>& segments);
   torch::Tensor forward_from_word_embeddings(const std::string& task, const std::vector<torch::Tensor>& words,
-                                             const std::vector<EncoderInputs>& segments);
+                                             const std::vector<TokenBatch>& segments);
 
   // UserError naming the known tasks when `task` has no head.
   TaskHead head(const std::string& task) const;
@@ -81,7 +81,7 @@ class MultitaskModelImpl : public torch::nn::Module {
   std::vector<std::string> task_groups_;
   PalConfig pal_config_;
   // One segment through the encoder, with the task's PALs when there are.
-  EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const EncoderInputs& inputs);
+  EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const TokenBatch& inputs);
   void check_segments(const std::string& task, size_t count) const;
 };
 TORCH_MODULE(MultitaskModel);

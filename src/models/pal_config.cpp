@@ -6,22 +6,6 @@
 
 namespace mtbert {
 
-PalKind pal_kind_from_string(const std::string& kind, const std::string& where) {
-  if (kind == "none") return PalKind::none;
-  if (kind == "parallel") return PalKind::parallel;
-  if (kind == "top") return PalKind::top;
-  throw UserError(fmt::format("{}: PAL kind must be none, parallel or top, got \"{}\"", where, kind));
-}
-
-const char* pal_kind_name(PalKind kind) {
-  switch (kind) {
-    case PalKind::none: return "none";
-    case PalKind::parallel: return "parallel";
-    case PalKind::top: return "top";
-  }
-  return "?";
-}
-
 void validate_pal_config(const PalConfig& config, const std::string& where) {
   if (config.kind == PalKind::none) return;
   if (config.rank < 1) throw UserError(fmt::format("{}.rank must be >= 1, got {}", where, config.rank));

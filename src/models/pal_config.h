@@ -22,10 +22,6 @@ struct PalConfig {
   int64_t heads = 6;   // attention heads in the projected space (rank must be a multiple)
 };
 
-// "none" | "parallel" | "top"; UserError naming `where` otherwise.
-PalKind pal_kind_from_string(const std::string& kind, const std::string& where);
-const char* pal_kind_name(PalKind kind);
-
 // Throws UserError naming `where` for a rank or head count that cannot work.
 void validate_pal_config(const PalConfig& config, const std::string& where);
 

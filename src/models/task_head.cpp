@@ -34,15 +34,15 @@ void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler) {
   auto fail = [&](const std::string& key, const std::string& what) {
     throw UserError(fmt::format("tasks.{}{}: {}", spec.task, key.empty() ? "" : "." + key, what));
   };
-  if (spec.target == HeadTarget::classes && spec.num_classes < 2)
+  if (spec.target == TaskTarget::classes && spec.num_classes < 2)
     fail("", fmt::format("a classification head needs at least 2 classes, got {}", spec.num_classes));
   if (spec.combine == PairCombine::cosine && spec.pair_mode != PairMode::siamese)
     fail("combine", "cosine compares two separately encoded texts; it needs pair_mode: siamese (or use concat)");
-  if (is_cosine(spec) && spec.target == HeadTarget::classes)
+  if (is_cosine(spec) && spec.target == TaskTarget::classes)
     fail("combine", fmt::format("cosine gives one similarity score and cannot predict {} classes; use concat",
                                 spec.num_classes));
   if (!(spec.dropout >= 0 && spec.dropout < 1)) fail("dropout", fmt::format("must be in [0, 1), got {}", spec.dropout));
-  if (is_cosine(spec) && spec.target == HeadTarget::regression && !(spec.regression_max > 0))
+  if (is_cosine(spec) && spec.target == TaskTarget::regression && !(spec.regression_max > 0))
     fail("", fmt::format("the cosine score's maximum must be positive, got {}", spec.regression_max));
   if (spec.pooling == Pooling::pooler && !encoder_has_pooler)
     fail("pooling", "pooler needs the encoder's pooler, and this model has none (its checkpoint carries no "
@@ -71,7 +71,7 @@ torch::Tensor pool(const EncoderOutput& out, const torch::Tensor& attention_mask
 TaskHeadImpl::TaskHeadImpl(const HeadSpec& spec, int64_t hidden_size) : spec_(spec) {
   if (is_cosine(spec_)) return;  // no parameters: the score is the cosine itself
   const int64_t in = spec_.pair_mode == PairMode::siamese ? 4 * hidden_size : hidden_size;
-  const int64_t out = spec_.target == HeadTarget::classes ? spec_.num_classes : 1;
+  const int64_t out = spec_.target == TaskTarget::classes ? spec_.num_classes : 1;
   dropout = register_module("dropout", Dropout(spec_.dropout));
   classifier = register_module("classifier", torch::nn::Linear(in, out));
 }
@@ -81,7 +81,7 @@ torch::Tensor TaskHeadImpl::forward(const std::vector<torch::Tensor>& pooled) {
               segments_per_example(spec_), " pooled segment(s), got ", pooled.size());
   if (is_cosine(spec_)) {
     auto cos = F::cosine_similarity(pooled[0], pooled[1], F::CosineSimilarityFuncOptions().dim(-1));
-    if (spec_.target == HeadTarget::regression) return (spec_.regression_max / 2.0) * (cos + 1.0);
+    if (spec_.target == TaskTarget::regression) return (spec_.regression_max / 2.0) * (cos + 1.0);
     return cos.clamp(0.0, 1.0);
   }
   torch::Tensor x;
@@ -93,20 +93,20 @@ torch::Tensor TaskHeadImpl::forward(const std::vector<torch::Tensor>& pooled) {
     x = pooled[0];
   }
   auto y = classifier(dropout(x));
-  return spec_.target == HeadTarget::classes ? y : y.squeeze(-1);
+  return spec_.target == TaskTarget::classes ? y : y.squeeze(-1);
 }
 
 torch::Tensor TaskHeadImpl::loss(const torch::Tensor& outputs, const torch::Tensor& labels) const {
   auto out = at_least_float(outputs);
   switch (spec_.target) {
-    case HeadTarget::classes:
+    case TaskTarget::classes:
       return F::cross_entropy(out, labels.to(torch::kLong));
-    case HeadTarget::binary: {
+    case TaskTarget::binary: {
       auto y = labels.to(out.scalar_type());
       if (is_cosine(spec_)) return F::binary_cross_entropy(clamp_probability(out), y);
       return F::binary_cross_entropy_with_logits(out, y);
     }
-    case HeadTarget::regression:
+    case TaskTarget::regression:
       return F::mse_loss(out, labels.to(out.scalar_type()));
   }
   throw std::logic_error("TaskHead::loss: unknown target");
@@ -114,11 +114,11 @@ torch::Tensor TaskHeadImpl::loss(const torch::Tensor& outputs, const torch::Tens
 
 torch::Tensor TaskHeadImpl::predictions(const torch::Tensor& outputs) const {
   switch (spec_.target) {
-    case HeadTarget::classes:
+    case TaskTarget::classes:
       return outputs.argmax(-1).to(torch::kDouble);
-    case HeadTarget::binary:
+    case TaskTarget::binary:
       return (is_cosine(spec_) ? outputs > 0.5 : outputs > 0).to(torch::kDouble);
-    case HeadTarget::regression:
+    case TaskTarget::regression:
       return outputs.to(torch::kDouble);
   }
   throw std::logic_error("TaskHead::predictions: unknown target");
@@ -128,12 +128,12 @@ torch::Tensor TaskHeadImpl::divergence(const torch::Tensor& a, const torch::Tens
   auto x = at_least_float(a);
   auto y = at_least_float(b);
   switch (spec_.target) {
-    case HeadTarget::classes: {
+    case TaskTarget::classes: {
       auto lx = torch::log_softmax(x, -1);
       auto ly = torch::log_softmax(y, -1);
       return ((lx.exp() - ly.exp()) * (lx - ly)).sum(-1).mean();
     }
-    case HeadTarget::binary: {
+    case TaskTarget::binary: {
       if (is_cosine(spec_)) {
         auto p = clamp_probability(x);
         auto q = clamp_probability(y);
@@ -141,7 +141,7 @@ torch::Tensor TaskHeadImpl::divergence(const torch::Tensor& a, const torch::Tens
       }
       return ((torch::sigmoid(x) - torch::sigmoid(y)) * (x - y)).mean();
     }
-    case HeadTarget::regression:
+    case TaskTarget::regression:
       return F::mse_loss(x, y);
   }
   throw std::logic_error("TaskHead::divergence: unknown target");

@@ -18,40 +18,15 @@
 
 #include "models/bert_model.h"
 #include "models/dropout.h"
+#include "models/head_spec.h"
 
 namespace mtbert {
-
-enum class Pooling { cls, mean, pooler };
-enum class HeadTarget { classes, binary, regression };
-enum class PairMode { none, siamese, cross };
-enum class PairCombine { concat, cosine };
-
-struct HeadSpec {
-  std::string task;
-  HeadTarget target = HeadTarget::classes;
-  int64_t num_classes = 0;  // classes only
-  PairMode pair_mode = PairMode::none;
-  PairCombine combine = PairCombine::concat;  // siamese only
-  Pooling pooling = Pooling::cls;
-  double dropout = 0.1;
-  double regression_max = 5.0;  // cosine regression maps onto [0, regression_max]
-};
 
 // Cosine binary heads clamp their probability to [eps, 1 - eps] before the
 // log of the binary cross-entropy and of the Bernoulli divergence: -log(eps) =
 // 13.8 bounds the loss of a confidently wrong pair, and 1 - 1e-6 is still
 // distinct from 1 in float32 (1 - 1e-8 would round to 1 and give log(0)).
 constexpr double kCosineProbabilityEps = 1e-6;
-
-// Throws UserError, naming the task's config key (tasks.<task>.<key>), for a head no
-// model can be built with: a task name that cannot be a module name, fewer
-// than 2 classes, cosine combination outside siamese pairs or for classes, a
-// dropout outside [0, 1), and "pooler" pooling on an encoder without a pooler.
-void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler);
-
-// How many encoder inputs one example of the head has: 2 for siamese pairs
-// (each text encoded on its own), 1 otherwise.
-inline int64_t segments_per_example(const HeadSpec& spec) { return spec.pair_mode == PairMode::siamese ? 2 : 1; }
 
 // [B, N, H] hidden states -> [B, H]: the first token, the masked mean (padding
 // excluded), or the BERT pooler's output (UserError if the model has none;

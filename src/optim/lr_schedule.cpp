@@ -18,8 +18,6 @@ LrSchedule::LrSchedule(const ScheduleConfig& config, double peak_lr, int64_t tot
                              ? config.warmup_steps
                              : std::llround(config.warmup_epochs * static_cast<double>(steps_per_epoch));
   warmup_steps_ = std::min(warmup, total_steps);
-  if (config.kind != "constant" && config.kind != "linear" && config.kind != "cosine")
-    throw std::invalid_argument(fmt::format("LrSchedule: unknown kind \"{}\"", config.kind));
 }
 
 double LrSchedule::lr_at(int64_t step) const {
@@ -27,7 +25,7 @@ double LrSchedule::lr_at(int64_t step) const {
   // Warmup, as HuggingFace's schedules: 0 at step 0, then a straight line
   // that reaches the peak at step warmup_steps.
   if (step < warmup_steps_) return peak_lr_ * static_cast<double>(step) / static_cast<double>(warmup_steps_);
-  if (config_.kind == "constant") return peak_lr_;
+  if (config_.kind == ScheduleKind::constant) return peak_lr_;
 
   // Decay from the peak at the end of warmup to the floor at the last step
   // (total_steps - 1); with no step left to decay over, the peak.
@@ -36,7 +34,7 @@ double LrSchedule::lr_at(int64_t step) const {
       decay_steps > 0 ? std::min(1.0, static_cast<double>(step - warmup_steps_) / static_cast<double>(decay_steps))
                       : 0.0;
   const double floor = config_.final_lr;
-  if (config_.kind == "linear") return peak_lr_ + (floor - peak_lr_) * progress;
+  if (config_.kind == ScheduleKind::linear) return peak_lr_ + (floor - peak_lr_) * progress;
   return floor + (peak_lr_ - floor) * 0.5 * (1.0 + std::cos(M_PI * progress));
 }
 

@@ -19,11 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment_config.h"
+
 #include <torch/types.h>
 
 namespace mtbert {
 
-enum class PcgradReduction { sum, mean };
 
 // The surgery itself, on flat task gradients [T][P]. `rng` chooses the order
 // of the other tasks for each task (pcgrad_orders).

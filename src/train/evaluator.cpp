@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "data/batching.h"
 #include "data/metrics.h"
 #include "data/prediction_file.h"
 #include "core/autocast_scope.h"
-#include "train/model_inputs.h"
 
 namespace mtbert {
 
@@ -35,8 +35,8 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
     TaskBatch batch = make_batch(data, indices);
     torch::Tensor outputs;
     {
-      const AutocastScope autocast(e.device, e.config.precision == "bf16");
-      outputs = e.model(task.name(), model_inputs(batch, e.device));
+      const AutocastScope autocast(e.device, e.config.precision == Precision::bf16);
+      outputs = e.model(task.name(), batch.segments_on(e.device));
     }
     auto predicted = head->predictions(outputs).to(torch::kCPU, torch::kDouble);
     auto values = predicted.accessor<double, 1>();

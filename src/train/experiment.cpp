@@ -12,6 +12,7 @@
 #include "core/user_error.h"
 #include "models/module_state.h"
 #include "models/pretrained_model.h"
+#include "train/checkpoint.h"
 #include "text/sentencepiece_training.h"
 
 namespace mtbert {
@@ -39,10 +40,10 @@ TaskRuntime& Experiment::task(const std::string& name) {
   return const_cast<TaskRuntime&>(static_cast<const Experiment&>(*this).task(name));
 }
 
-torch::Device resolve_device(const std::string& device) {
-  if (device == "cpu") return torch::kCPU;
+torch::Device resolve_device(DeviceChoice device) {
+  if (device == DeviceChoice::cpu) return torch::kCPU;
   const bool cuda = torch::cuda::is_available();
-  if (device == "cuda" && !cuda)
+  if (device == DeviceChoice::cuda && !cuda)
     throw UserError("device: cuda was requested but this LibTorch sees no CUDA device (use device=cpu or auto)");
   return cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
 }
@@ -67,9 +68,9 @@ int64_t split_limit(const TaskConfig& task, Split split) {
 
 ReadOptions read_options(const ExperimentConfig& config, const TaskConfig& task, Split split) {
   ReadOptions options;
-  options.on_bad_row = config.train.on_bad_row == "skip" ? BadRowPolicy::skip : BadRowPolicy::error;
+  options.on_bad_row = config.train.on_bad_row;
   options.limit = split_limit(task, split);
-  options.random_subset = task.subset == "random";
+  options.random_subset = task.subset == Subset::random;
   options.subset_seed = config.seed * 31 + static_cast<uint64_t>(split);
   // Test files are unlabeled in the CS224N data; train and dev must be labeled.
   options.require_labels = split != Split::test;
@@ -106,7 +107,7 @@ void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) 
   const fs::path dir = run.tokenizer_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (t.kind == "auto") {
+  if (t.kind == TokenizerKind::automatic) {
     if (config.model.pretrained.empty())
       throw UserError(fmt::format("{}: model.tokenizer.kind: auto needs model.pretrained; a randomly initialized "
                                   "model needs kind wordpiece (with vocab) or sentencepiece",
@@ -119,7 +120,7 @@ void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) 
       found = found || std::string(name) != "tokenizer_config.json";
     }
     if (!found) throw UserError(fmt::format("{} has no vocab.txt or spm.model", from.string()));
-  } else if (t.kind == "wordpiece") {
+  } else if (t.kind == TokenizerKind::wordpiece) {
     copy_file_into(t.vocab, dir, "vocab.txt");
     write_text_atomically(dir / "tokenizer_config.json",
                           nlohmann::json{{"do_lower_case", t.lower_case}}.dump() + "\n");
@@ -164,21 +165,6 @@ nlohmann::json encoder_config_json(const ExperimentConfig& config, const Tokeniz
   return json;
 }
 
-HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec) {
-  HeadSpec h;
-  h.task = task.name;
-  h.target = spec.target == TaskTarget::classes  ? HeadTarget::classes
-             : spec.target == TaskTarget::binary ? HeadTarget::binary
-                                                 : HeadTarget::regression;
-  h.num_classes = spec.target == TaskTarget::classes ? spec.num_classes : 0;
-  if (spec.input == TaskInput::pair) h.pair_mode = task.pair_mode == "siamese" ? PairMode::siamese : PairMode::cross;
-  h.combine = task.combine == "cosine" ? PairCombine::cosine : PairCombine::concat;
-  h.pooling = task.pooling == "mean" ? Pooling::mean : task.pooling == "pooler" ? Pooling::pooler : Pooling::cls;
-  h.dropout = task.dropout;
-  h.regression_max = spec.label_max;
-  return h;
-}
-
 // Everything but the weights: tokenizer from the run folder, encoder config,
 // heads, model on its device.
 Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, const ModelConfig& model_config,
@@ -203,7 +189,6 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
     t.spec = builtin_task(task.type.empty() ? task.name : task.type);
     t.spec.name = task.name;
     t.head = head_spec(task, t.spec);
-    t.pair_encoding = t.head.pair_mode == PairMode::siamese ? PairEncoding::siamese : PairEncoding::cross;
     heads.push_back(t.head);
     e.tasks.push_back(std::move(t));
   }
@@ -212,11 +197,7 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
   torch::manual_seed(config.seed);
   BertModel encoder(model_config, BertModelOptions{with_pooler});
   encoder->initialize_weights();
-  PalConfig pals;
-  pals.kind = pal_kind_from_string(config.model.pals.kind, "model.pals.kind");
-  pals.rank = config.model.pals.rank;
-  pals.heads = config.model.pals.heads;
-  e.model = MultitaskModel(encoder, heads, pals);
+  e.model = MultitaskModel(encoder, heads, config.model.pals);
   if (config.model.freeze_encoder) e.model->freeze_encoder();
   e.device = resolve_device(config.device);
   e.model->to(e.device);
@@ -224,6 +205,19 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
 }
 
 }  // namespace
+
+HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec) {
+  HeadSpec h;
+  h.task = task.name;
+  h.target = spec.target;
+  h.num_classes = spec.target == TaskTarget::classes ? spec.num_classes : 0;
+  h.pair_mode = spec.input == TaskInput::pair ? task.pair_mode : PairMode::none;
+  h.combine = task.combine;
+  h.pooling = task.pooling;
+  h.dropout = task.dropout;
+  h.regression_max = spec.label_max;
+  return h;
+}
 
 Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run) {
   write_text_atomically(run.resolved_config(), resolved_yaml(config));
@@ -263,18 +257,27 @@ void load_split(Experiment& e, Split split) {
     TaskSplit rows = read_task_split(task.spec, path, read_options(e.config, task.config, split));
     if (rows.skipped_rows > 0)
       spdlog::warn("{}: skipped {} malformed row(s) (on_bad_row: skip)", path, rows.skipped_rows);
-    task.encoded[split] = encode_split(rows, task.spec, *e.tokenizer, task.pair_encoding, task.config.max_length);
+    task.encoded[split] = encode_split(rows, task.spec, *e.tokenizer, task.head.pair_mode, task.config.max_length);
     task.rows[split] = std::move(rows);
   }
 }
 
-void override_split_path(ExperimentConfig& config, const std::string& task, Split split, const std::string& path) {
-  for (auto& t : config.tasks) {
-    if (t.name != task) continue;
-    (split == Split::train ? t.train : split == Split::dev ? t.dev : t.test) = path;
-    return;
-  }
-  throw UserError(fmt::format("--data: the experiment has no task \"{}\"", task));
+void override_split_path(Experiment& e, const std::string& task, Split split, const std::string& path) {
+  auto set = [&](TaskConfig& t) { (split == Split::train ? t.train : split == Split::dev ? t.dev : t.test) = path; };
+  set(e.task(task).config);  // UserError for an unknown task
+  for (auto& t : e.config.tasks)
+    if (t.name == task) set(t);
+}
+
+OpenedRun open_run(const fs::path& folder, const std::string& checkpoint) {
+  RunDirectory run(folder);
+  if (!fs::exists(run.resolved_config()))
+    throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", folder.string()));
+  if (!checkpoint.empty() && !run.has_checkpoint(checkpoint))
+    throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", folder.string(), checkpoint));
+  Experiment experiment = reopen_experiment(load_experiment(run.resolved_config()), run);
+  if (!checkpoint.empty()) load_checkpoint_weights(run, checkpoint, experiment.model);
+  return {std::move(run), std::move(experiment)};
 }
 
 nlohmann::json parameter_counts(const Experiment& e) {

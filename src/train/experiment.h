@@ -3,6 +3,7 @@
 // device, and each task's spec, head and data. Built from an ExperimentConfig
 // for a new run, or from a run folder for resuming, evaluating and predicting
 // (which then needs neither the pretrained folder nor the training data).
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,6 @@ struct TaskRuntime {
   TaskConfig config;
   TaskSpec spec;
   HeadSpec head;
-  PairEncoding pair_encoding = PairEncoding::cross;
   // The splits read so far: raw rows (ids, gold labels) and their encodings.
   std::map<Split, TaskSplit> rows;
   std::map<Split, EncodedSplit> encoded;
@@ -51,6 +51,9 @@ struct Experiment {
   const TaskRuntime& task(const std::string& name) const;
 };
 
+// The head a task's config and spec ask for.
+HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec);
+
 // A new run: resolves the tokenizer (copied from the pretrained folder, or
 // trained and saved into the run folder), builds the encoder (pretrained
 // weights, or HuggingFace's initialization under the config's seed) and the
@@ -67,10 +70,22 @@ Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory&
 void load_split(Experiment& experiment, Split split);
 
 // Replaces a task's `split` file path (mtbert eval --data task=path).
-void override_split_path(ExperimentConfig& config, const std::string& task, Split split, const std::string& path);
+void override_split_path(Experiment& experiment, const std::string& task, Split split, const std::string& path);
+
+// A run folder reopened by the commands that use a trained run (eval,
+// predict, attention --run, train --resume): its config as resolved when it
+// started, and the experiment rebuilt from the folder. With `checkpoint`
+// ("best" or "last") its weights are loaded; without, they are the caller's
+// business (resuming restores the whole training state). UserError when the
+// folder is not a run or lacks the checkpoint.
+struct OpenedRun {
+  RunDirectory run;
+  Experiment experiment;
+};
+OpenedRun open_run(const std::filesystem::path& folder, const std::string& checkpoint);
 
 // Moves the model to the configured device ("auto": CUDA when available).
-torch::Device resolve_device(const std::string& device);
+torch::Device resolve_device(DeviceChoice device);
 
 // Parameter counts for the summary: total, trainable, shared (encoder) and
 // per task.

@@ -28,7 +28,7 @@ torch::Tensor ascent_objective(const TaskHead& head, const torch::Tensor& pertur
 }  // namespace
 
 std::vector<torch::Tensor> smart_perturbation(MultitaskModel& model, const std::string& task,
-                                              const std::vector<EncoderInputs>& segments,
+                                              const std::vector<TokenBatch>& segments,
                                               const std::vector<torch::Tensor>& clean_embedded,
                                               const torch::Tensor& clean_outputs, const SmartConfig& config) {
   const TaskHead head = model->head(task);
@@ -55,7 +55,7 @@ std::vector<torch::Tensor> smart_perturbation(MultitaskModel& model, const std::
 }
 
 torch::Tensor smart_regularizer(MultitaskModel& model, const std::string& task,
-                                const std::vector<EncoderInputs>& segments,
+                                const std::vector<TokenBatch>& segments,
                                 const std::vector<torch::Tensor>& clean_embedded,
                                 const torch::Tensor& clean_outputs, const SmartConfig& config) {
   const auto delta = smart_perturbation(model, task, segments, clean_embedded, clean_outputs, config);
@@ -71,7 +71,7 @@ torch::Tensor sift_scale(const torch::Tensor& words) {
 }
 
 std::vector<torch::Tensor> sift_perturbation(MultitaskModel& model, const std::string& task,
-                                             const std::vector<EncoderInputs>& segments,
+                                             const std::vector<TokenBatch>& segments,
                                              const torch::Tensor& clean_outputs, const SiftConfig& config) {
   const TaskHead head = model->head(task);
   std::vector<torch::Tensor> words, scale, delta, perturbed;
@@ -95,7 +95,7 @@ std::vector<torch::Tensor> sift_perturbation(MultitaskModel& model, const std::s
 }
 
 torch::Tensor sift_regularizer(MultitaskModel& model, const std::string& task,
-                               const std::vector<EncoderInputs>& segments, const torch::Tensor& clean_outputs,
+                               const std::vector<TokenBatch>& segments, const torch::Tensor& clean_outputs,
                                const SiftConfig& config) {
   const auto delta = sift_perturbation(model, task, segments, clean_outputs, config);
   auto words = model->word_embed(task, segments);
@@ -124,7 +124,7 @@ void MomentumTeacher::update(const MultitaskModel& model) {
 }
 
 torch::Tensor MomentumTeacher::bregman_term(MultitaskModel& model, const std::string& task,
-                                            const std::vector<EncoderInputs>& segments,
+                                            const std::vector<TokenBatch>& segments,
                                             const torch::Tensor& student_outputs, double weight) {
   torch::Tensor teacher_outputs;
   {

@@ -68,26 +68,26 @@ constexpr double kSiftStepEpsilon = 1e-6;
 // the same forward pass. Returns the weighted regularizer (differentiable
 // w.r.t. the model).
 torch::Tensor smart_regularizer(MultitaskModel& model, const std::string& task,
-                                const std::vector<EncoderInputs>& segments,
+                                const std::vector<TokenBatch>& segments,
                                 const std::vector<torch::Tensor>& clean_embedded,
                                 const torch::Tensor& clean_outputs, const SmartConfig& config);
 
 // The perturbation smart_regularizer uses, one per segment, detached. Draws
 // its noise from torch's default generator, one randn_like per segment.
 std::vector<torch::Tensor> smart_perturbation(MultitaskModel& model, const std::string& task,
-                                              const std::vector<EncoderInputs>& segments,
+                                              const std::vector<TokenBatch>& segments,
                                               const std::vector<torch::Tensor>& clean_embedded,
                                               const torch::Tensor& clean_outputs, const SmartConfig& config);
 
 // SiFT's regularizer on the same terms (one normalized ascent step).
 torch::Tensor sift_regularizer(MultitaskModel& model, const std::string& task,
-                               const std::vector<EncoderInputs>& segments, const torch::Tensor& clean_outputs,
+                               const std::vector<TokenBatch>& segments, const torch::Tensor& clean_outputs,
                                const SiftConfig& config);
 
 // SiFT's perturbation of the normalized word embeddings, one per segment,
 // detached; the words fed to the model are w + sift_scale(w) * delta.
 std::vector<torch::Tensor> sift_perturbation(MultitaskModel& model, const std::string& task,
-                                             const std::vector<EncoderInputs>& segments,
+                                             const std::vector<TokenBatch>& segments,
                                              const torch::Tensor& clean_outputs, const SiftConfig& config);
 
 // s = sqrt(var + kSiftLayerNormEps) of each token's word embedding, [B, N, 1],
@@ -106,7 +106,7 @@ class MomentumTeacher {
   void update(const MultitaskModel& model);
   // mu * divergence(f(x; theta), f(x; theta_teacher)); the teacher's outputs
   // are computed without gradient.
-  torch::Tensor bregman_term(MultitaskModel& model, const std::string& task, const std::vector<EncoderInputs>& segments,
+  torch::Tensor bregman_term(MultitaskModel& model, const std::string& task, const std::vector<TokenBatch>& segments,
                              const torch::Tensor& student_outputs, double weight);
 
   const MultitaskModel& teacher() const { return teacher_; }

@@ -12,7 +12,7 @@ namespace mtbert {
 
 namespace {
 
-bool one_pass(const std::string& kind) { return kind == "sequential" || kind == "round_robin"; }
+bool one_pass(SamplerKind kind) { return kind == SamplerKind::sequential || kind == SamplerKind::round_robin; }
 
 // The generator of one epoch. std::seed_seq and std::mt19937_64 are specified
 // exactly by the standard, so plans are the same on every platform (unlike
@@ -39,10 +39,6 @@ std::vector<double> normalized_powers(const std::vector<SamplerTask>& tasks, dou
 
 TaskSampler::TaskSampler(const SamplerConfig& config, std::vector<SamplerTask> tasks, int64_t epochs, uint64_t seed)
     : config_(config), tasks_(std::move(tasks)), epochs_(epochs), seed_(seed) {
-  static const std::vector<std::string> kinds{"sequential", "round_robin", "proportional",
-                                              "annealed",   "temperature", "mixed"};
-  if (std::find(kinds.begin(), kinds.end(), config_.kind) == kinds.end())
-    throw std::invalid_argument(fmt::format("TaskSampler: unknown kind \"{}\"", config_.kind));
   if (tasks_.empty()) throw std::invalid_argument("TaskSampler: no tasks");
   if (epochs_ < 1) throw std::invalid_argument(fmt::format("TaskSampler: epochs {} must be >= 1", epochs_));
   for (const auto& t : tasks_) {
@@ -52,7 +48,7 @@ TaskSampler::TaskSampler(const SamplerConfig& config, std::vector<SamplerTask> t
   }
   if (one_pass(config_.kind) && config_.steps_per_epoch > 0)
     throw std::invalid_argument(fmt::format("TaskSampler: {} makes one pass per epoch; steps_per_epoch must be 0",
-                                            config_.kind));
+                                            enum_name(config_.kind)));
 }
 
 int64_t TaskSampler::steps_per_epoch() const {
@@ -62,7 +58,7 @@ int64_t TaskSampler::steps_per_epoch() const {
     sum += t.batches_per_pass;
     max = std::max(max, t.batches_per_pass);
   }
-  return config_.kind == "mixed" ? max : sum;
+  return config_.kind == SamplerKind::mixed ? max : sum;
 }
 
 double TaskSampler::anneal_alpha(int64_t epoch) const {
@@ -74,11 +70,11 @@ double TaskSampler::anneal_alpha(int64_t epoch) const {
 
 std::vector<double> TaskSampler::probabilities(int64_t epoch) const {
   if (epoch < 1) throw std::invalid_argument(fmt::format("TaskSampler: epoch {} must be >= 1", epoch));
-  const std::string& kind = config_.kind;
-  if (kind == "proportional") return normalized_powers(tasks_, 1.0);
-  if (kind == "annealed") return normalized_powers(tasks_, anneal_alpha(epoch));
-  if (kind == "temperature") return normalized_powers(tasks_, 1.0 / config_.temperature);
-  if (kind == "mixed") return std::vector<double>(tasks_.size(), 1.0);
+  const SamplerKind kind = config_.kind;
+  if (kind == SamplerKind::proportional) return normalized_powers(tasks_, 1.0);
+  if (kind == SamplerKind::annealed) return normalized_powers(tasks_, anneal_alpha(epoch));
+  if (kind == SamplerKind::temperature) return normalized_powers(tasks_, 1.0 / config_.temperature);
+  if (kind == SamplerKind::mixed) return std::vector<double>(tasks_.size(), 1.0);
   std::vector<double> share;
   int64_t total = 0;
   for (const auto& t : tasks_) total += t.batches_per_pass;
@@ -92,12 +88,12 @@ std::vector<std::vector<int64_t>> TaskSampler::plan_epoch(int64_t epoch) const {
   const int64_t steps = steps_per_epoch();
   std::vector<std::vector<int64_t>> plan;
   plan.reserve(static_cast<size_t>(steps));
-  const std::string& kind = config_.kind;
+  const SamplerKind kind = config_.kind;
 
-  if (kind == "sequential") {
+  if (kind == SamplerKind::sequential) {
     for (int64_t t = 0; t < n_tasks; ++t)
       for (int64_t b = 0; b < tasks_[t].batches_per_pass; ++b) plan.push_back({t});
-  } else if (kind == "round_robin") {
+  } else if (kind == SamplerKind::round_robin) {
     std::vector<int64_t> left;
     for (const auto& t : tasks_) left.push_back(t.batches_per_pass);
     while (static_cast<int64_t>(plan.size()) < steps) {
@@ -107,7 +103,7 @@ std::vector<std::vector<int64_t>> TaskSampler::plan_epoch(int64_t epoch) const {
         plan.push_back({t});
       }
     }
-  } else if (kind == "mixed") {
+  } else if (kind == SamplerKind::mixed) {
     std::vector<int64_t> all(static_cast<size_t>(n_tasks));
     std::iota(all.begin(), all.end(), 0);
     plan.assign(static_cast<size_t>(steps), all);

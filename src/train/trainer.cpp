@@ -9,11 +9,7 @@
 #include "core/build_info.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "core/autocast_scope.h"
 #include "train/checkpoint.h"
-#include "optim/gradient_clipping.h"
-#include "train/model_inputs.h"
-#include "optim/optimizer.h"
 #include "core/progress_bar.h"
 
 namespace mtbert {
@@ -36,31 +32,6 @@ const char* train_end_name(TrainEnd end) {
     case TrainEnd::interrupted: return "interrupted";
   }
   return "?";
-}
-
-void Trainer::StepLosses::add(const std::string& task, const torch::Tensor& loss) {
-  auto& sum = sums[task];
-  sum = sum.defined() ? sum + loss.detach().to(torch::kDouble) : loss.detach().to(torch::kDouble);
-  ++batches[task];
-}
-
-nlohmann::json Trainer::StepLosses::mean_json() const {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [task, sum] : sums) out[task] = sum.item<double>() / static_cast<double>(batches.at(task));
-  return out;
-}
-
-void Trainer::StepLosses::save(TrainProgress& progress) const {
-  progress.interval_losses.clear();
-  for (const auto& [task, sum] : sums) progress.interval_losses[task] = {sum.item<double>(), batches.at(task)};
-}
-
-void Trainer::StepLosses::restore(const TrainProgress& progress, torch::Device device) {
-  *this = StepLosses{};
-  for (const auto& [task, l] : progress.interval_losses) {
-    sums[task] = torch::tensor(l.first, torch::TensorOptions().dtype(torch::kDouble).device(device));
-    batches[task] = l.second;
-  }
 }
 
 Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run_(std::move(run)) {
@@ -94,23 +65,8 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
   optimizer_steps_per_epoch_ = (sampler_steps + t.grad_accumulation - 1) / t.grad_accumulation;
   total_optimizer_steps_ = t.max_steps > 0 ? t.max_steps : t.epochs * optimizer_steps_per_epoch_;
 
-  optimizer_ = make_optimizer(e_.model, t);
-  for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
+  step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device);
   schedule_ = std::make_unique<LrSchedule>(t.schedule, t.lr, total_optimizer_steps_, optimizer_steps_per_epoch_);
-  for (const auto& p : e_.model->parameters())
-    if (p.requires_grad()) trainable_.push_back(p);
-  if (t.pcgrad.enabled) {
-    std::vector<torch::Tensor> shared;
-    for (const auto& p : e_.model->shared_parameters())
-      if (p.requires_grad()) shared.push_back(p);
-    pcgrad_ = std::make_unique<PcgradAccumulator>(shared);
-  }
-  for (const auto& task : e_.tasks) {
-    if (task.config.smart.enabled && task.config.smart.bregman) {
-      teacher_ = std::make_unique<MomentumTeacher>(e_.model, task.config.smart.momentum);
-      break;
-    }
-  }
   host_rng_.seed(e_.config.seed);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
 }
@@ -118,8 +74,7 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
 Trainer::~Trainer() = default;
 
 TrainingStateRefs Trainer::state_refs() {
-  return TrainingStateRefs{e_.model, optimizer_.get(), &progress_, &host_rng_,
-                           teacher_ ? teacher_->module() : nullptr};
+  return TrainingStateRefs{e_.model, &step_->optimizer(), &progress_, &host_rng_, step_->teacher_module()};
 }
 
 void Trainer::restore_last_checkpoint() {
@@ -131,49 +86,21 @@ void Trainer::restore_last_checkpoint() {
                                   run_.root().string(), name));
     stream->restore(it->second);
   }
-  losses_.restore(progress_, e_.device);
+  step_->losses().restore(progress_, e_.device);
   run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
                progress_.global_step);
 }
 
-torch::Tensor Trainer::task_loss(const std::string& task, const TaskBatch& batch) {
-  const AutocastScope autocast(e_.device, e_.config.precision == "bf16");
-  const TaskConfig& config = e_.task(task).config;
-  const auto inputs = model_inputs(batch, e_.device);
-  const auto labels = batch.labels.to(e_.device, /*non_blocking=*/true);
-  TaskHead head = e_.model->head(task);
-  const bool smart = config.smart.enabled, bregman = teacher_ && smart && config.smart.bregman;
-  if (!smart && !config.sift.enabled) return head->loss(e_.model(task, inputs), labels);
-
-  const auto embedded = e_.model->embed(task, inputs);
-  const auto outputs = e_.model->forward_embedded(task, embedded, inputs);
-  auto loss = head->loss(outputs, labels);
-  if (smart) loss = loss + smart_regularizer(e_.model, task, inputs, embedded, outputs, config.smart);
-  if (config.sift.enabled) loss = loss + sift_regularizer(e_.model, task, inputs, outputs, config.sift);
-  if (bregman) loss = loss + teacher_->bregman_term(e_.model, task, inputs, outputs, config.smart.bregman_weight);
-  return loss;
-}
-
 void Trainer::optimizer_step() {
-  const TrainSection& t = e_.config.train;
-  if (pcgrad_) {
-    pcgrad_->apply(t.pcgrad.reduction == "mean" ? PcgradReduction::mean : PcgradReduction::sum, host_rng_);
-  }
-  if (t.grad_clip > 0) clip_gradients(trainable_, t.grad_clip);
-  const double factor = schedule_->lr_at(progress_.global_step) / t.lr;
-  auto& groups = optimizer_->param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * factor);
-  optimizer_->step();
-  clear_gradients(*optimizer_);
-  if (teacher_) teacher_->update(e_.model);
+  step_->apply(schedule_->lr_at(progress_.global_step) / e_.config.train.lr, host_rng_);
   ++progress_.global_step;
 }
 
 void Trainer::save_last() {
   progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
-  losses_.save(progress_);
+  step_->losses().save(progress_);
   save_checkpoint(run_, "last", state_refs());
 }
 
@@ -184,14 +111,14 @@ void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_
       {"step", progress_.global_step},
       {"epoch", progress_.epoch},
       {"lr", lr},
-      {"train_loss", losses_.mean_json()},
+      {"train_loss", step_->losses().mean_json()},
       {"dev", evaluation_json(dev)},
       {"examples_per_second", interval_seconds > 0 ? interval_examples / interval_seconds : 0.0},
       {"eval_seconds", dev.seconds},
   };
   if (dev.has_overall) row["overall"] = dev.overall;
   run_.append_metrics(row);
-  losses_ = StepLosses{};
+  step_->losses().reset();
 
   // Without labeled dev data every evaluation is "the best": the last wins.
   const double score = dev.has_overall ? dev.overall : 0.0;
@@ -241,11 +168,7 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
       for (const int64_t task_index : plan[progress_.step_in_epoch]) {
         const std::string& task = sampler_tasks_[task_index];
         TaskBatch batch = streams_.at(task)->next();
-        auto loss = task_loss(task, batch);
-        const double weight = e_.task(task).config.loss_weight / static_cast<double>(t.grad_accumulation);
-        (loss * weight).backward();
-        if (pcgrad_) pcgrad_->capture_task_gradient();
-        losses_.add(task, loss);
+        step_->accumulate(task, batch);
         interval_examples += batch.size();
         progress_.examples_seen += batch.size();
       }

@@ -11,15 +11,13 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <torch/optim/adamw.h>
 
 #include "train/checkpoint.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
 #include "optim/lr_schedule.h"
-#include "optim/pcgrad.h"
 #include "train/run_directory.h"
-#include "train/smart.h"
+#include "train/train_step.h"
 #include "train/task_sampler.h"
 #include "train/train_progress.h"
 
@@ -53,19 +51,6 @@ class Trainer {
   const TrainProgress& progress() const { return progress_; }
 
  private:
-  // Training losses summed on the device between two evaluations: fetching
-  // them every step would cost a host-device sync per step.
-  struct StepLosses {
-    std::map<std::string, torch::Tensor> sums;
-    std::map<std::string, int64_t> batches;
-    void add(const std::string& task, const torch::Tensor& loss);
-    nlohmann::json mean_json() const;
-    // To and from TrainProgress, so that a resumed run reports the same means.
-    void save(TrainProgress& progress) const;
-    void restore(const TrainProgress& progress, torch::Device device);
-  };
-
-  torch::Tensor task_loss(const std::string& task, const TaskBatch& batch);
   void optimizer_step();
   void evaluate_and_checkpoint(double interval_seconds, int64_t interval_examples);
   void save_last();
@@ -78,13 +63,8 @@ class Trainer {
   std::unique_ptr<TaskSampler> sampler_;
   std::vector<std::string> sampler_tasks_;  // the sampler's task indices -> names
   std::map<std::string, std::unique_ptr<BatchStream>> streams_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
-  std::vector<double> base_lrs_;  // per parameter group
+  std::unique_ptr<TrainStep> step_;
   std::unique_ptr<LrSchedule> schedule_;
-  std::unique_ptr<PcgradAccumulator> pcgrad_;
-  std::unique_ptr<MomentumTeacher> teacher_;
-  StepLosses losses_;
-  std::vector<torch::Tensor> trainable_;
   std::mt19937_64 host_rng_;
   int64_t optimizer_steps_per_epoch_ = 0;
   int64_t total_optimizer_steps_ = 0;

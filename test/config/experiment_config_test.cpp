@@ -57,7 +57,7 @@ TEST_CASE("experiments/base.yaml holds the reports' setup", "[experiment_config]
   CHECK(c.output_dir == "runs/base");
   CHECK(c.seed == 11711);
   CHECK(c.model.pretrained == "models/bert-base-uncased");
-  CHECK(c.model.tokenizer.kind == "auto");
+  CHECK(c.model.tokenizer.kind == mtbert::TokenizerKind::automatic);
   CHECK_FALSE(c.model.freeze_encoder);
   REQUIRE(c.tasks.size() == 3);
   CHECK(c.tasks[0].name == "sst");
@@ -77,10 +77,10 @@ TEST_CASE("experiments/base.yaml holds the reports' setup", "[experiment_config]
   CHECK(c.train.epochs == 10);
   CHECK(c.train.batch_size == 16);
   CHECK(c.train.lr == 1e-5);
-  CHECK(c.train.schedule.kind == "linear");
+  CHECK(c.train.schedule.kind == mtbert::ScheduleKind::linear);
   CHECK(c.train.schedule.warmup_epochs == 1);
   CHECK(c.train.schedule.final_lr == 1e-7);
-  CHECK(c.train.sampler.kind == "proportional");
+  CHECK(c.train.sampler.kind == mtbert::SamplerKind::proportional);
   CHECK_FALSE(c.train.pcgrad.enabled);
 
   const ScopedEnv models_set("MTBERT_MODELS", "/models");
@@ -119,7 +119,7 @@ TEST_CASE("an experiment extends base.yaml and changes a few keys", "[experiment
   CHECK(c.train.lr == 2e-5);
   CHECK(c.train.epochs == 10);
   CHECK(c.train.pcgrad.enabled);
-  CHECK(c.train.sampler.kind == "mixed");
+  CHECK(c.train.sampler.kind == mtbert::SamplerKind::mixed);
   // name and output_dir from the command line; output_dir follows the name.
   CHECK(mtbert::load_experiment(path, {"name=other"}).output_dir == "runs/other");
   CHECK(mtbert::load_experiment(path, {"output_dir=/scratch/r1"}).output_dir == "/scratch/r1");
@@ -133,14 +133,14 @@ TEST_CASE("left-out keys take the documented defaults", "[experiment_config]") {
   CHECK(c.name == "minimal");
   CHECK(c.output_dir == "runs/minimal");
   CHECK(c.seed == 11711);
-  CHECK(c.device == "cpu");
+  CHECK(c.device == mtbert::DeviceChoice::cpu);
   CHECK(c.model.config == nlohmann::json::object());
   REQUIRE(c.tasks.size() == 1);
   CHECK(c.tasks[0].type == "sst");
   CHECK(c.tasks[0].dev.empty());
   CHECK(c.tasks[0].dropout == task.dropout);
   CHECK(c.tasks[0].smart.radius == 0);
-  CHECK(c.model.pals.kind == "none");
+  CHECK(c.model.pals.kind == mtbert::PalKind::none);
   CHECK(c.model.pals.rank == 204);
   CHECK(c.model.pals.heads == 6);
   CHECK(c.train.lr == train.lr);

@@ -115,8 +115,8 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   c.name = "odd name: #1";
   c.seed = 18446744073709551615ull;
   c.threads = 3;
-  c.device = "auto";
-  c.precision = "bf16";
+  c.device = mtbert::DeviceChoice::automatic;
+  c.precision = mtbert::Precision::bf16;
   c.output_dir = "";  // the default, runs/<name>, on reading
   c.model.pretrained = "";
   c.model.config = {{"hidden_dropout_prob", 0.30000000000000004},
@@ -126,8 +126,8 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
                     {"digits", "0123"},
                     {"nested", {{"list", {1, "two", 3.5, nullptr}}}}};
   c.model.freeze_encoder = false;
-  c.model.pals = {"top", 132, 6};
-  c.model.tokenizer.kind = "sentencepiece";
+  c.model.pals = {mtbert::PalKind::top, 132, 6};
+  c.model.tokenizer.kind = mtbert::TokenizerKind::sentencepiece;
   c.model.tokenizer.model = "spm $$.model";
   c.model.tokenizer.train_from = {"tasks", "null", "yes", "", " padded "};
   c.model.tokenizer.lower_case = false;
@@ -142,11 +142,11 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   t.limit_train = 5;
   t.limit_dev = 6;
   t.limit_test = 7;
-  t.subset = "random";
+  t.subset = mtbert::Subset::random;
   t.loss_weight = 0.1 + 0.2;
-  t.pooling = "mean";
-  t.pair_mode = "siamese";
-  t.combine = "cosine";
+  t.pooling = mtbert::Pooling::mean;
+  t.pair_mode = mtbert::PairMode::siamese;
+  t.combine = mtbert::PairCombine::cosine;
   t.dropout = 1e-300;
   t.max_length = 512;
   t.smart.enabled = true;
@@ -163,7 +163,7 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   c.tasks.push_back(t);
   t.name = "sst";
   t.type = "sst";
-  t.combine = "concat";
+  t.combine = mtbert::PairCombine::concat;
   c.tasks.push_back(t);
   auto& r = c.train;
   r.epochs = 0;
@@ -178,13 +178,13 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   r.adam_eps = 1e-6;
   r.grad_clip = 0;
   r.grad_accumulation = 4;
-  r.schedule = {"cosine", 0, 100, 1e-7};
-  r.sampler = {"mixed", 1.5, 0.3, 77};
-  r.pcgrad = {true, "mean"};
+  r.schedule = {mtbert::ScheduleKind::cosine, 0, 100, 1e-7};
+  r.sampler = {mtbert::SamplerKind::mixed, 1.5, 0.3, 77};
+  r.pcgrad = {true, mtbert::PcgradReduction::mean};
   r.bucket_by_length = false;
   r.eval_every_steps = 50;
   r.early_stopping_patience = 0;
-  r.on_bad_row = "skip";
+  r.on_bad_row = mtbert::BadRowPolicy::skip;
 
   const mtbert::test::TempDir dir;
   const auto back = reload(dir, c);

@@ -183,7 +183,7 @@ TEST_CASE("bucketing on real SST lengths saves most of the padding", "[batching]
   const auto tok = mtbert::WordPieceTokenizer::from_vocab_file(*data / "bert-base-uncased" / "vocab.txt", true);
   const auto& sst = mtbert::builtin_task("sst");
   const auto split = mtbert::read_task_split(sst, *data / "ids-sst-train.csv", {});
-  const EncodedSplit enc = mtbert::encode_split(split, sst, *tok, mtbert::PairEncoding::cross, 128);
+  const EncodedSplit enc = mtbert::encode_split(split, sst, *tok, mtbert::PairMode::cross, 128);
 
   std::vector<int64_t> lengths;
   for (const auto& e : enc.examples) lengths.push_back(e.length);

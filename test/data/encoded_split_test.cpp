@@ -4,7 +4,7 @@
 #include "support/test_support.h"
 
 using mtbert::EncodedSplit;
-using mtbert::PairEncoding;
+using mtbert::PairMode;
 using mtbert::TaskSplit;
 using mtbert::WordPieceTokenizer;
 
@@ -38,7 +38,7 @@ TaskSplit make_split(const std::string& task, std::vector<std::pair<std::string,
 TEST_CASE("single-text tasks: one [CLS] a [SEP] segment, pair encoding ignored", "[encoded_split]") {
   const WordPieceTokenizer tok(kVocab, true);
   const TaskSplit split = make_split("sst", {{"a b c", ""}, {"D", ""}});
-  for (PairEncoding mode : {PairEncoding::siamese, PairEncoding::cross}) {
+  for (PairMode mode : {PairMode::siamese, PairMode::cross}) {
     const EncodedSplit enc = mtbert::encode_split(split, mtbert::builtin_task("sst"), tok, mode, 0);
     CHECK(enc.task == "sst");
     CHECK(enc.labeled);
@@ -57,7 +57,7 @@ TEST_CASE("single-text tasks: one [CLS] a [SEP] segment, pair encoding ignored",
 TEST_CASE("siamese pairs: two single encodings, length of the longer", "[encoded_split]") {
   const WordPieceTokenizer tok(kVocab, true);
   const TaskSplit split = make_split("para", {{"a b", "c d a b"}});
-  const EncodedSplit enc = mtbert::encode_split(split, mtbert::builtin_task("para"), tok, PairEncoding::siamese, 0);
+  const EncodedSplit enc = mtbert::encode_split(split, mtbert::builtin_task("para"), tok, PairMode::siamese, 0);
   CHECK(enc.segments == 2);
   REQUIRE(enc.examples[0].segments.size() == 2);
   CHECK(enc.examples[0].segments[0].ids == Ids{kCls, 0, 1, kSep});
@@ -65,7 +65,7 @@ TEST_CASE("siamese pairs: two single encodings, length of the longer", "[encoded
   CHECK(enc.examples[0].segments[1].token_type_ids == Ids{0, 0, 0, 0, 0, 0});
   CHECK(enc.examples[0].length == 6);
   // max_length truncates each text on its own.
-  const EncodedSplit cut = mtbert::encode_split(split, mtbert::builtin_task("para"), tok, PairEncoding::siamese, 4);
+  const EncodedSplit cut = mtbert::encode_split(split, mtbert::builtin_task("para"), tok, PairMode::siamese, 4);
   CHECK(cut.examples[0].segments[0].ids == Ids{kCls, 0, 1, kSep});
   CHECK(cut.examples[0].segments[1].ids == Ids{kCls, 2, 3, kSep});
   CHECK(cut.examples[0].length == 4);
@@ -74,14 +74,14 @@ TEST_CASE("siamese pairs: two single encodings, length of the longer", "[encoded
 TEST_CASE("cross pairs: one [CLS] a [SEP] b [SEP] input, longest_first truncation", "[encoded_split]") {
   const WordPieceTokenizer tok(kVocab, true);
   const TaskSplit split = make_split("sts", {{"a b", "c d a b"}});
-  const EncodedSplit enc = mtbert::encode_split(split, mtbert::builtin_task("sts"), tok, PairEncoding::cross, 0);
+  const EncodedSplit enc = mtbert::encode_split(split, mtbert::builtin_task("sts"), tok, PairMode::cross, 0);
   CHECK(enc.segments == 1);
   REQUIRE(enc.examples[0].segments.size() == 1);
   CHECK(enc.examples[0].segments[0].ids == Ids{kCls, 0, 1, kSep, 2, 3, 0, 1, kSep});
   CHECK(enc.examples[0].segments[0].token_type_ids == Ids{0, 0, 0, 0, 1, 1, 1, 1, 1});
   CHECK(enc.examples[0].length == 9);
   // 2 + 4 + 3 = 9 > 7: two tokens go from the longer second text.
-  const EncodedSplit cut = mtbert::encode_split(split, mtbert::builtin_task("sts"), tok, PairEncoding::cross, 7);
+  const EncodedSplit cut = mtbert::encode_split(split, mtbert::builtin_task("sts"), tok, PairMode::cross, 7);
   CHECK(cut.examples[0].segments[0].ids == Ids{kCls, 0, 1, kSep, 2, 3, kSep});
   CHECK(cut.examples[0].length == 7);
 }
@@ -90,5 +90,5 @@ TEST_CASE("unlabeled splits stay unlabeled", "[encoded_split]") {
   const WordPieceTokenizer tok(kVocab, true);
   TaskSplit split = make_split("sst", {{"a", ""}});
   split.labeled = false;
-  CHECK_FALSE(mtbert::encode_split(split, mtbert::builtin_task("sst"), tok, PairEncoding::cross, 0).labeled);
+  CHECK_FALSE(mtbert::encode_split(split, mtbert::builtin_task("sst"), tok, PairMode::cross, 0).labeled);
 }

@@ -147,7 +147,7 @@ TEST_CASE("initialize_weights follows HuggingFace's scheme", "[models]") {
   CHECK(w[3].abs().sum().item<double>() == 0.0);  // padding row
   CHECK(std::abs(w.std().item<double>() - 0.02) < 0.001);
   auto layer = model->encoder->layer[0]->as<BertLayer>();
-  CHECK(layer->attention->self->query->bias.abs().sum().item<double>() == 0.0);
+  CHECK(layer->attention->self->as<BertSelfAttentionImpl>()->query->bias.abs().sum().item<double>() == 0.0);
   CHECK(layer->output->LayerNorm->weight.eq(1).all().item<bool>());
 }
 

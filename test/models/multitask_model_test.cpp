@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/user_error.h"
+#include "config/experiment_config.h"
 #include "models/multitask_model.h"
 #include "support/test_support.h"
 #include "support/pal_reference.h"
@@ -19,9 +20,9 @@ using mtbert::test::tiny_encoder;
 namespace {
 
 std::vector<HeadSpec> three_heads() {
-  return {head_spec("sst", HeadTarget::classes, 5),
-          head_spec("para", HeadTarget::binary, 0, PairMode::cross, PairCombine::concat, Pooling::mean),
-          head_spec("sts", HeadTarget::regression, 0, PairMode::siamese, PairCombine::cosine, Pooling::pooler)};
+  return {head_spec("sst", TaskTarget::classes, 5),
+          head_spec("para", TaskTarget::binary, 0, PairMode::cross, PairCombine::concat, Pooling::mean),
+          head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine, Pooling::pooler)};
 }
 
 MultitaskModel tiny_model() {
@@ -121,7 +122,7 @@ TEST_CASE("forward = heads on pooled encodings; the halves compose to forward", 
   auto cos = torch::cosine_similarity(enc.pooler_output, enc_b.pooler_output, 1);
   CHECK(torch::allclose(model->forward("sts", {a, b}), 2.5 * (cos + 1), 1e-6, 1e-6));
 
-  for (const auto& [task, segments] : std::vector<std::pair<std::string, std::vector<EncoderInputs>>>{
+  for (const auto& [task, segments] : std::vector<std::pair<std::string, std::vector<TokenBatch>>>{
            {"sst", {a}}, {"para", {a}}, {"sts", {a, b}}}) {
     INFO(task);
     auto out = model->forward(task, segments);
@@ -190,8 +191,8 @@ MultitaskModel tiny_pal_model(PalKind kind) {
   return model;
 }
 
-std::vector<EncoderInputs> segments_for(const std::string& task, const EncoderInputs& batch) {
-  return task == "sts" ? std::vector<EncoderInputs>{batch, batch} : std::vector<EncoderInputs>{batch};
+std::vector<TokenBatch> segments_for(const std::string& task, const TokenBatch& batch) {
+  return task == "sts" ? std::vector<TokenBatch>{batch, batch} : std::vector<TokenBatch>{batch};
 }
 
 }  // namespace
@@ -199,7 +200,7 @@ std::vector<EncoderInputs> segments_for(const std::string& task, const EncoderIn
 TEST_CASE("PALs are task parameters under pals.<task>, counted per task", "[models][multitask][pals]") {
   for (const PalKind kind : {PalKind::parallel, PalKind::top}) {
     auto model = tiny_pal_model(kind);
-    INFO(pal_kind_name(kind));
+    INFO(enum_name(kind));
     const auto shared = identities(model->shared_parameters());
     for (const auto& task : model->tasks()) {
       const auto own = identities(model->task_parameters(task));
@@ -215,7 +216,7 @@ TEST_CASE("PALs are task parameters under pals.<task>, counted per task", "[mode
 
 TEST_CASE("a task's output does not depend on other tasks' PALs, and depends on its own", "[models][multitask][pals]") {
   for (const PalKind kind : {PalKind::parallel, PalKind::top}) {
-    INFO(pal_kind_name(kind));
+    INFO(enum_name(kind));
     auto model = tiny_pal_model(kind);
     torch::manual_seed(6);
     const auto batch = tiny_batch(3, 6);
@@ -238,7 +239,7 @@ TEST_CASE("a task's output does not depend on other tasks' PALs, and depends on 
 TEST_CASE("gradients of a task's loss reach only its own PALs and head, and the encoder",
           "[models][multitask][pals]") {
   for (const PalKind kind : {PalKind::parallel, PalKind::top}) {
-    INFO(pal_kind_name(kind));
+    INFO(enum_name(kind));
     auto model = tiny_pal_model(kind);
     const auto batch = tiny_batch(3, 6);
     for (const std::string task : {"sst", "para", "sts"}) {

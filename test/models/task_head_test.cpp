@@ -69,12 +69,12 @@ TEST_CASE("pool: first token, masked mean without padding, pooler output", "[mod
 
 TEST_CASE("Head layouts: linear widths, siamese [u, v, |u-v|, u*v]", "[models][heads]") {
   const int64_t H = 3;
-  auto single = make_head(head_spec("sst", HeadTarget::classes, 5), H);
+  auto single = make_head(head_spec("sst", TaskTarget::classes, 5), H);
   CHECK(single->classifier->weight.sizes() == torch::IntArrayRef({5, H}));
-  auto binary = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::cross), H);
+  auto binary = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::cross), H);
   CHECK(binary->classifier->weight.sizes() == torch::IntArrayRef({1, H}));
 
-  auto siamese = make_head(head_spec("sts", HeadTarget::regression, 0, PairMode::siamese), H);
+  auto siamese = make_head(head_spec("sts", TaskTarget::regression, 0, PairMode::siamese), H);
   REQUIRE(siamese->classifier->weight.sizes() == torch::IntArrayRef({1, 4 * H}));
   {
     torch::NoGradGuard no_grad;
@@ -90,14 +90,14 @@ TEST_CASE("Head layouts: linear widths, siamese [u, v, |u-v|, u*v]", "[models][h
   CHECK(y.sizes() == torch::IntArrayRef({1}));
   CHECK(y.item<double>() == Approx(-2177.5));
 
-  auto cosine = make_head(head_spec("sts", HeadTarget::regression, 0, PairMode::siamese, PairCombine::cosine), H);
+  auto cosine = make_head(head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine), H);
   CHECK(!cosine->classifier);
   CHECK(cosine->parameters().empty());
 }
 
 TEST_CASE("Cosine heads map [-1, 1] onto [0, 5] and clamp(cos, 0, 1)", "[models][heads]") {
-  auto sts = make_head(head_spec("sts", HeadTarget::regression, 0, PairMode::siamese, PairCombine::cosine));
-  auto para = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+  auto sts = make_head(head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine));
+  auto para = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
   auto u = torch::tensor({{1., 2., 0.}, {1., 2., 0.}, {1., 0., 0.}, {3., 4., 0.}}, torch::kDouble);
   // same direction (cos 1), opposite (-1), orthogonal (0), cos = 3/5 = 0.6.
   auto v = torch::tensor({{2., 4., 0.}, {-1., -2., 0.}, {0., 5., 0.}, {1., 0., 0.}}, torch::kDouble);
@@ -114,17 +114,17 @@ TEST_CASE("Cosine heads map [-1, 1] onto [0, 5] and clamp(cos, 0, 1)", "[models]
 }
 
 TEST_CASE("Losses by hand", "[models][heads]") {
-  auto sst = make_head(head_spec("sst", HeadTarget::classes, 2));
+  auto sst = make_head(head_spec("sst", TaskTarget::classes, 2));
   // logits (0, ln 3): softmax (1/4, 3/4). Label 1: -ln(3/4); label 0: -ln(1/4) = ln 4.
   auto logits = torch::tensor({{0.0, std::log(3.0)}}, torch::kDouble);
   CHECK(scalar(sst->loss(logits, torch::tensor({1.0}))) == Approx(0.2876820724517809));
   CHECK(scalar(sst->loss(logits, torch::tensor({0.0}))) == Approx(1.3862943611198906));
 
-  auto para = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::cross));
+  auto para = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::cross));
   // logit 0 is probability 1/2: ln 2 for either label.
   CHECK(scalar(para->loss(torch::tensor({0.0}, torch::kDouble), torch::tensor({1.0}))) == Approx(std::log(2.0)));
 
-  auto cosine = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+  auto cosine = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
   // Probabilities 0 and 1 are clamped to 1e-6 and 1 - 1e-6: -ln(1e-6) = 13.8155...,
   // -ln(1 - 1e-6) = 1.0000005e-6; mean of (13.8155..., 1.0000005e-6, ln 2).
   auto probs = torch::tensor({0.0, 1.0, 0.5}, torch::kDouble);
@@ -132,7 +132,7 @@ TEST_CASE("Losses by hand", "[models][heads]") {
   const double expected = (13.815510557964274 + 1.0000005000003334e-06 + std::log(2.0)) / 3;
   CHECK(scalar(cosine->loss(probs, labels)) == Approx(expected));
 
-  auto sts = make_head(head_spec("sts", HeadTarget::regression));
+  auto sts = make_head(head_spec("sts", TaskTarget::regression));
   // ((1 - 0)^2 + (2 - 4)^2) / 2 = 2.5
   CHECK(scalar(sts->loss(torch::tensor({1.0, 2.0}, torch::kDouble), torch::tensor({0.0, 4.0}))) == Approx(2.5));
 }
@@ -150,42 +150,42 @@ TEST_CASE("Losses match their formulas on random batches", "[models][heads]") {
 
   // Cross-entropy: mean of logsumexp(z) - z_label.
   auto ce = (torch::logsumexp(logits, 1) - logits.gather(1, classes.to(torch::kLong).unsqueeze(1)).squeeze(1)).mean();
-  CHECK(scalar(make_head(head_spec("sst", HeadTarget::classes, 5))->loss(logits, classes)) == Approx(scalar(ce)));
+  CHECK(scalar(make_head(head_spec("sst", TaskTarget::classes, 5))->loss(logits, classes)) == Approx(scalar(ce)));
 
   // BCE with logits: mean of softplus(z) - y z.
   auto y = y01.to(torch::kDouble);
   auto bce_logits = (torch::log1p(torch::exp(z)) - y * z).mean();
-  CHECK(scalar(make_head(head_spec("para", HeadTarget::binary, 0, PairMode::cross))->loss(z, y01)) ==
+  CHECK(scalar(make_head(head_spec("para", TaskTarget::binary, 0, PairMode::cross))->loss(z, y01)) ==
         Approx(scalar(bce_logits)));
 
   // BCE on probabilities inside (eps, 1 - eps): mean of -(y ln p + (1 - y) ln(1 - p)).
   auto bce = (-(y * p.log() + (1 - y) * (1 - p).log())).mean();
-  auto cosine = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+  auto cosine = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
   CHECK(scalar(cosine->loss(p, y01)) == Approx(scalar(bce)));
 
   auto mse = (scores - targets.to(torch::kDouble)).pow(2).mean();
-  CHECK(scalar(make_head(head_spec("sts", HeadTarget::regression))->loss(scores, targets)) == Approx(scalar(mse)));
+  CHECK(scalar(make_head(head_spec("sts", TaskTarget::regression))->loss(scores, targets)) == Approx(scalar(mse)));
 }
 
 TEST_CASE("Predictions: argmax, logit > 0, probability > 0.5, score", "[models][heads]") {
-  auto sst = make_head(head_spec("sst", HeadTarget::classes, 3));
+  auto sst = make_head(head_spec("sst", TaskTarget::classes, 3));
   auto c = sst->predictions(torch::tensor({{0.1, 2.0, -1.0}, {5.0, 0.0, 4.9}}));
   CHECK(c.scalar_type() == torch::kDouble);
   CHECK(torch::equal(c, torch::tensor({1.0, 0.0}, torch::kDouble)));
 
-  auto para = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::cross));
+  auto para = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::cross));
   CHECK(torch::equal(para->predictions(torch::tensor({-0.1, 0.2, 0.0})), torch::tensor({0.0, 1.0, 0.0}, torch::kDouble)));
 
-  auto cosine = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+  auto cosine = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
   CHECK(torch::equal(cosine->predictions(torch::tensor({0.4, 0.6, 0.5})), torch::tensor({0.0, 1.0, 0.0}, torch::kDouble)));
 
-  auto sts = make_head(head_spec("sts", HeadTarget::regression));
+  auto sts = make_head(head_spec("sts", TaskTarget::regression));
   CHECK(torch::allclose(sts->predictions(torch::tensor({1.25f, 4.5f})), torch::tensor({1.25, 4.5}, torch::kDouble)));
 }
 
 TEST_CASE("Divergences: definitions, symmetry, zero at equality", "[models][heads]") {
   torch::manual_seed(5);
-  auto sst = make_head(head_spec("sst", HeadTarget::classes, 4));
+  auto sst = make_head(head_spec("sst", TaskTarget::classes, 4));
   auto a = torch::randn({6, 4}, torch::kDouble) * 2;
   auto b = torch::randn({6, 4}, torch::kDouble) * 2;
   // KL(p||q) + KL(q||p) from the probabilities, averaged over rows.
@@ -197,7 +197,7 @@ TEST_CASE("Divergences: definitions, symmetry, zero at equality", "[models][head
   CHECK(scalar(sst->divergence(a, a)) == 0.0);
   // Far-apart logits stay finite (softmax probabilities underflow to 0).
   auto far = torch::tensor({{500.0, -500.0}}, torch::kDouble);
-  auto sst2 = make_head(head_spec("sst", HeadTarget::classes, 2));
+  auto sst2 = make_head(head_spec("sst", TaskTarget::classes, 2));
   CHECK(std::isfinite(scalar(sst2->divergence(far, -far))));
   CHECK(scalar(sst2->divergence(far, -far)) == Approx(2000.0));  // p = (1, 0), q = (0, 1): (1 - 0)(0 + 1000) + (0 - 1)(-1000 - 0)
 
@@ -208,11 +208,11 @@ TEST_CASE("Divergences: definitions, symmetry, zero at equality", "[models][head
     };
     return (kl(pp, qq) + kl(qq, pp)).mean();
   };
-  auto para = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::cross));
+  auto para = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::cross));
   auto za = torch::randn({6}, torch::kDouble) * 2;
   auto zb = torch::randn({6}, torch::kDouble) * 2;
   CHECK(scalar(para->divergence(za, zb)) == Approx(scalar(bernoulli_sym_kl(torch::sigmoid(za), torch::sigmoid(zb)))));
-  auto cosine = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+  auto cosine = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
   auto pa = torch::rand({6}, torch::kDouble) * 0.9 + 0.05;
   auto pb = torch::rand({6}, torch::kDouble) * 0.9 + 0.05;
   CHECK(scalar(cosine->divergence(pa, pb)) == Approx(scalar(bernoulli_sym_kl(pa, pb))));
@@ -220,17 +220,17 @@ TEST_CASE("Divergences: definitions, symmetry, zero at equality", "[models][head
   CHECK(std::isfinite(scalar(cosine->divergence(torch::tensor({0.0, 1.0}, torch::kDouble),
                                                 torch::tensor({1.0, 0.0}, torch::kDouble)))));
 
-  auto sts = make_head(head_spec("sts", HeadTarget::regression));
+  auto sts = make_head(head_spec("sts", TaskTarget::regression));
   CHECK(scalar(sts->divergence(torch::tensor({1.0, 2.0}, torch::kDouble), torch::tensor({2.0, 0.0}, torch::kDouble))) ==
         Approx(2.5));
 }
 
 TEST_CASE("Divergence gradients: finite differences in double", "[models][heads]") {
   torch::manual_seed(9);
-  auto sst = make_head(head_spec("sst", HeadTarget::classes, 3));
-  auto para = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::cross));
-  auto cosine = make_head(head_spec("para", HeadTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
-  auto sts = make_head(head_spec("sts", HeadTarget::regression));
+  auto sst = make_head(head_spec("sst", TaskTarget::classes, 3));
+  auto para = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::cross));
+  auto cosine = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+  auto sts = make_head(head_spec("sts", TaskTarget::regression));
   struct Case {
     TaskHead head;
     torch::Tensor a, b;
@@ -258,18 +258,18 @@ TEST_CASE("Head specs are validated with the config key", "[models][heads]") {
     }
     return std::string();
   };
-  CHECK(message(head_spec("sst", HeadTarget::classes, 5), true).empty());
-  CHECK(message(head_spec("sst", HeadTarget::classes, 5, PairMode::none, PairCombine::concat, Pooling::pooler), false)
+  CHECK(message(head_spec("sst", TaskTarget::classes, 5), true).empty());
+  CHECK(message(head_spec("sst", TaskTarget::classes, 5, PairMode::none, PairCombine::concat, Pooling::pooler), false)
             .find("tasks.sst.pooling") != std::string::npos);
-  CHECK(message(head_spec("sst", HeadTarget::classes, 5, PairMode::none, PairCombine::concat, Pooling::pooler), true)
+  CHECK(message(head_spec("sst", TaskTarget::classes, 5, PairMode::none, PairCombine::concat, Pooling::pooler), true)
             .empty());
-  CHECK(message(head_spec("sst", HeadTarget::classes, 1), true).find("at least 2 classes") != std::string::npos);
-  CHECK(message(head_spec("para", HeadTarget::binary, 0, PairMode::cross, PairCombine::cosine), true)
+  CHECK(message(head_spec("sst", TaskTarget::classes, 1), true).find("at least 2 classes") != std::string::npos);
+  CHECK(message(head_spec("para", TaskTarget::binary, 0, PairMode::cross, PairCombine::cosine), true)
             .find("tasks.para.combine") != std::string::npos);
-  CHECK(message(head_spec("x", HeadTarget::classes, 3, PairMode::siamese, PairCombine::cosine), true)
+  CHECK(message(head_spec("x", TaskTarget::classes, 3, PairMode::siamese, PairCombine::cosine), true)
             .find("tasks.x.combine") != std::string::npos);
-  CHECK(message(head_spec("a.b", HeadTarget::regression), true).find("no '.'") != std::string::npos);
-  auto bad_dropout = head_spec("sts", HeadTarget::regression);
+  CHECK(message(head_spec("a.b", TaskTarget::regression), true).find("no '.'") != std::string::npos);
+  auto bad_dropout = head_spec("sts", TaskTarget::regression);
   bad_dropout.dropout = 1.0;
   CHECK(message(bad_dropout, true).find("tasks.sts.dropout") != std::string::npos);
 }

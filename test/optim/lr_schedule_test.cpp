@@ -10,7 +10,7 @@ namespace {
 mtbert::ScheduleConfig schedule(const std::string& kind, double warmup_epochs, int64_t warmup_steps,
                                 double final_lr) {
   mtbert::ScheduleConfig c;
-  c.kind = kind;
+  c.kind = *mtbert::enum_from_name<mtbert::ScheduleKind>(kind);
   c.warmup_epochs = warmup_epochs;
   c.warmup_steps = warmup_steps;
   c.final_lr = final_lr;
@@ -92,6 +92,5 @@ TEST_CASE("the schedule is a pure function of the step", "[lr_schedule]") {
   a.lr_at(3);
   CHECK(a.lr_at(900) == later);
   CHECK_THROWS_AS(a.lr_at(-1), std::invalid_argument);
-  CHECK_THROWS_AS(mtbert::LrSchedule(schedule("step", 0, 0, 0), 1, 10, 1), std::invalid_argument);
   CHECK_THROWS_AS(mtbert::LrSchedule(schedule("linear", 0, 0, 0), 1, 0, 1), std::invalid_argument);
 }

@@ -118,7 +118,7 @@ TEST_CASE("PcgradAccumulator on a tiny model matches the surgery on separately c
           "[train][pcgrad]") {
   torch::manual_seed(21);
   MultitaskModel model(tiny_encoder(tiny_config()),
-                       std::vector<HeadSpec>{head_spec("sst", HeadTarget::classes, 3), head_spec("sts", HeadTarget::regression)});
+                       std::vector<HeadSpec>{head_spec("sst", TaskTarget::classes, 3), head_spec("sts", TaskTarget::regression)});
   model->eval();
   auto shared = model->shared_parameters();
   auto batch_a = tiny_batch(4, 6);
@@ -171,7 +171,7 @@ TEST_CASE("PcgradAccumulator on a tiny model matches the surgery on separately c
 
 TEST_CASE("PcgradAccumulator leaves frozen parameters out", "[train][pcgrad]") {
   torch::manual_seed(22);
-  MultitaskModel model(tiny_encoder(tiny_config(1)), std::vector<HeadSpec>{head_spec("sst", HeadTarget::classes, 3)});
+  MultitaskModel model(tiny_encoder(tiny_config(1)), std::vector<HeadSpec>{head_spec("sst", TaskTarget::classes, 3)});
   auto frozen = model->bert->embeddings->word_embeddings->weight;
   frozen.requires_grad_(false);
   PcgradAccumulator accumulator(model->shared_parameters());

@@ -70,7 +70,7 @@ inline ExperimentConfig synthetic_experiment(const std::filesystem::path& data, 
   c.seed = 7;
   c.threads = 1;
   c.output_dir = out.string();
-  c.model.tokenizer.kind = "wordpiece";
+  c.model.tokenizer.kind = TokenizerKind::wordpiece;
   c.model.tokenizer.vocab = (fixtures_dir() / "models" / "bert-legacy" / "vocab.txt").string();
   c.model.config = {{"hidden_size", 32},          {"num_hidden_layers", 1},
                     {"num_attention_heads", 2},    {"intermediate_size", 48},
@@ -89,7 +89,7 @@ inline ExperimentConfig synthetic_experiment(const std::filesystem::path& data, 
   c.train.batch_size = 16;
   c.train.eval_batch_size = 64;
   c.train.lr = 3e-3;
-  c.train.sampler.kind = "round_robin";
+  c.train.sampler.kind = SamplerKind::round_robin;
   return c;
 }
 

@@ -34,7 +34,7 @@ inline BertModel tiny_encoder(const ModelConfig& c, bool with_pooler = true) {
   return encoder;
 }
 
-inline HeadSpec head_spec(std::string task, HeadTarget target, int64_t num_classes = 0,
+inline HeadSpec head_spec(std::string task, TaskTarget target, int64_t num_classes = 0,
                           PairMode pair = PairMode::none, PairCombine combine = PairCombine::concat,
                           Pooling pooling = Pooling::cls, double dropout = 0.0) {
   HeadSpec s;
@@ -50,8 +50,8 @@ inline HeadSpec head_spec(std::string task, HeadTarget target, int64_t num_class
 
 // A batch of `batch` rows of random ids (never the padding id 0) whose row b
 // has its last `b` positions padded (mask 0, id 0); token types 0 then 1.
-inline EncoderInputs tiny_batch(int64_t batch, int64_t length, int64_t vocab = 40) {
-  EncoderInputs in;
+inline TokenBatch tiny_batch(int64_t batch, int64_t length, int64_t vocab = 40) {
+  TokenBatch in;
   in.input_ids = torch::randint(1, vocab, {batch, length}, torch::kLong);
   in.attention_mask = torch::ones({batch, length}, torch::kLong);
   in.token_type_ids = torch::zeros({batch, length}, torch::kLong);

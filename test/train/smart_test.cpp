@@ -20,8 +20,8 @@ namespace {
 MultitaskModel tiny_model(int64_t layers = 2) {
   torch::manual_seed(31);
   MultitaskModel model(tiny_encoder(tiny_config(layers)),
-                       std::vector<HeadSpec>{head_spec("sst", HeadTarget::classes, 3),
-                        head_spec("sts", HeadTarget::regression, 0, PairMode::siamese, PairCombine::concat,
+                       std::vector<HeadSpec>{head_spec("sst", TaskTarget::classes, 3),
+                        head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::concat,
                                   Pooling::mean)});
   model->eval();  // deterministic passes: no dropout
   return model;
@@ -29,7 +29,7 @@ MultitaskModel tiny_model(int64_t layers = 2) {
 
 struct Batch {
   std::string task;
-  std::vector<EncoderInputs> segments;
+  std::vector<TokenBatch> segments;
 };
 
 std::vector<Batch> batches() {
@@ -183,10 +183,10 @@ TEST_CASE("SMART's ascent step on a linear model, in closed form", "[train][smar
   //   delta_b0 += eta * 2 r_b w / (max_h |2 r_b w_h| + epsilon)
   //            =  eta * 2 r_b w / (2 |r_b| max|w| + epsilon).
   torch::manual_seed(41);
-  MultitaskModel model(tiny_encoder(tiny_config(/*layers=*/0)), std::vector<HeadSpec>{head_spec("lin", HeadTarget::regression)});
+  MultitaskModel model(tiny_encoder(tiny_config(/*layers=*/0)), std::vector<HeadSpec>{head_spec("lin", TaskTarget::regression)});
   model->eval();
   torch::manual_seed(42);
-  std::vector<EncoderInputs> segments = {tiny_batch(3, 5)};
+  std::vector<TokenBatch> segments = {tiny_batch(3, 5)};
   auto embedded = model->embed("lin", segments);
   auto clean = model->forward_embedded("lin", embedded, segments);
 
@@ -224,10 +224,10 @@ TEST_CASE("SMART's ascent step on a linear model, in closed form", "[train][smar
 
 TEST_CASE("SiFT perturbs the normalized word embeddings, one step normalized per token", "[train][smart]") {
   torch::manual_seed(51);
-  MultitaskModel model(tiny_encoder(tiny_config(/*layers=*/0)), std::vector<HeadSpec>{head_spec("sst", HeadTarget::classes, 3)});
+  MultitaskModel model(tiny_encoder(tiny_config(/*layers=*/0)), std::vector<HeadSpec>{head_spec("sst", TaskTarget::classes, 3)});
   model->eval();
   torch::manual_seed(52);
-  std::vector<EncoderInputs> segments = {tiny_batch(3, 5)};
+  std::vector<TokenBatch> segments = {tiny_batch(3, 5)};
   auto clean = model->forward("sst", segments);
   SiftConfig config;
   config.noise_std = 0.01;

@@ -63,8 +63,8 @@ Run train(const ExperimentConfig& config, const fs::path& dir, int64_t stop_at =
 void encode_pairs_apart(ExperimentConfig& config) {
   for (auto& t : config.tasks) {
     if (t.name == "cfimdb") continue;
-    t.pair_mode = "siamese";
-    t.pooling = "mean";
+    t.pair_mode = PairMode::siamese;
+    t.pooling = Pooling::mean;
   }
 }
 
@@ -102,7 +102,7 @@ TEST_CASE("an interrupted run resumes to identical metrics and weights", "[train
   test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
   auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "a");
   config.train.eval_every_steps = 5;
-  config.train.sampler.kind = "annealed";
+  config.train.sampler.kind = SamplerKind::annealed;
   config.model.config["hidden_dropout_prob"] = 0.1;  // the dropout generator must be restored too
   for (auto& t : config.tasks) t.dropout = 0.2;
   const Run straight = train(config, tmp.path() / "a");
@@ -125,7 +125,7 @@ TEST_CASE("bf16 precision trains through autocast with float32 weights", "[train
   test::TempDir tmp;
   test::write_synthetic_tasks(tmp.path(), 320, 120, 1);
   auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
-  config.precision = "bf16";
+  config.precision = Precision::bf16;
   config.train.epochs = 3;
   encode_pairs_apart(config);
   Run run = train(config, tmp.path() / "run");

@@ -1,0 +1,169 @@
+#pragma once
+// The three things done with a config schema (the describe() functions of
+// config/experiment_config.h), each a visitor with the same four calls:
+//
+//   key(name, value, constraints...)   one value
+//   section(name, struct)              a nested map, described in turn
+//   tasks(name, vector<TaskConfig>)    the map of tasks, one described struct each
+//
+//   SchemaReader  reads a config tree into the structs: types, enum names,
+//                 single-value constraints and unknown keys, each error naming
+//                 the value's file, line and key path;
+//   SchemaWriter  writes the structs back as YAML that SchemaReader reads to
+//                 the same values (config.resolved.yaml);
+//   KeyLister     lists the key paths, for tests and documentation checks.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "config/config_reader.h"
+#include "config/experiment_config.h"
+
+namespace mtbert {
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+// Task names and tags: letters, digits, _ and - (they end up in file names).
+bool is_config_word(const std::string& text);
+
+// model.config's free-form HuggingFace keys as JSON (numbers, booleans and
+// strings as YAML would read them).
+nlohmann::json config_node_to_json(const ConfigNode& node);
+
+class SchemaReader {
+ public:
+  explicit SchemaReader(ConfigReader reader) : r_(std::move(reader)) {}
+
+  template <class T, class... Constraints>
+  void key(std::string_view name, T& value, Constraints... constraints) {
+    read(name, value);
+    (check(name, value, constraints), ...);
+  }
+
+  template <class Section>
+  void section(std::string_view name, Section& s) {
+    SchemaReader nested(r_.section(name));
+    describe(nested, s);
+    nested.r_.finish();
+  }
+
+  // Every key of the map is a task; its `type` defaults to its name.
+  void tasks(std::string_view name, std::vector<TaskConfig>& tasks);
+
+  ConfigReader& reader() { return r_; }
+
+ private:
+  template <class T>
+  void read(std::string_view name, T& value) {
+    if constexpr (std::is_enum_v<T>) {  // by name, one of the enum's
+      std::string text = enum_name(value);
+      r_.read(name, text);
+      r_.check_choice(name, text, enum_names<T>());
+      value = *enum_from_name<T>(text);
+    } else {
+      r_.read(name, value);
+    }
+  }
+  void read(std::string_view name, nlohmann::json& value);
+
+  void check(std::string_view name, int64_t value, AtLeast c) const {
+    r_.check(value >= c.min, name,
+             fmt::format("must be at least {}{}, got {}", c.min, c.why ? fmt::format(" ({})", c.why) : "", value));
+  }
+  void check(std::string_view name, double value, Positive) const {
+    r_.check(value > 0, name, fmt::format("must be greater than 0, got {}", value));
+  }
+  void check(std::string_view name, double value, NonNegative) const {
+    r_.check(value >= 0, name, fmt::format("must be at least 0, got {}", value));
+  }
+  void check(std::string_view name, double value, Fraction c) const {
+    r_.check(value >= 0 && (c.one_allowed ? value <= 1 : value < 1), name,
+             fmt::format("must be in [0, 1{}, got {}", c.one_allowed ? "]" : ")", value));
+  }
+  void check(std::string_view name, const std::vector<std::string>& values, Words) const;
+
+  ConfigReader r_;
+};
+
+// ---------------------------------------------------------------------------
+// Writing: strings double-quoted (so that "", "null", "yes" or "0123" stay
+// strings) with `$` doubled (environment expansion on reading gives them back
+// unchanged); numbers with the fewest digits that read back exactly.
+
+class SchemaWriter {
+ public:
+  template <class T, class... Constraints>
+  void key(std::string_view name, const T& value, Constraints...) {
+    line(fmt::format("{}: {}", name, text(value)));
+  }
+
+  template <class Section>
+  void section(std::string_view name, Section& s) {
+    if (depth_ == 0) text_ += "\n";
+    line(fmt::format("{}:", name));
+    ++depth_;
+    describe(*this, s);
+    --depth_;
+  }
+
+  void tasks(std::string_view name, std::vector<TaskConfig>& tasks);
+
+  const std::string& yaml() const { return text_; }
+
+ private:
+  void line(const std::string& s) { text_ += std::string(2 * depth_, ' ') + s + "\n"; }
+
+  static std::string text(const std::string& value);
+  static std::string text(bool value) { return value ? "true" : "false"; }
+  static std::string text(int64_t value) { return fmt::format("{}", value); }
+  static std::string text(uint64_t value) { return fmt::format("{}", value); }
+  static std::string text(double value) { return fmt::format("{}", value); }
+  static std::string text(const std::vector<std::string>& values);
+  static std::string text(const nlohmann::json& value);  // a YAML flow collection
+  template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
+  static std::string text(E value) {
+    return text(std::string(enum_name(value)));
+  }
+
+  std::string text_;
+  int depth_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Listing: "train.schedule.kind", "tasks.<task>.smart.enabled", ...
+
+class KeyLister {
+ public:
+  template <class T, class... Constraints>
+  void key(std::string_view name, const T&, Constraints...) {
+    keys_.push_back(prefix_ + std::string(name));
+  }
+
+  template <class Section>
+  void section(std::string_view name, Section& s) {
+    const std::string outer = prefix_;
+    prefix_ += std::string(name) + ".";
+    describe(*this, s);
+    prefix_ = outer;
+  }
+
+  void tasks(std::string_view name, std::vector<TaskConfig>&) {
+    TaskConfig any;
+    section(std::string(name) + ".<task>", any);
+  }
+
+  const std::vector<std::string>& keys() const { return keys_; }
+
+ private:
+  std::string prefix_;
+  std::vector<std::string> keys_;
+};
+
+}  // namespace mtbert

@@ -1,0 +1,11 @@
+#pragma once
+// Durations as people read them, the same in progress bars, sweep lines and
+// run tables.
+#include <string>
+
+namespace mtbert {
+
+// "1:02:03" (hours), "4:05" (minutes and seconds).
+std::string format_duration(double seconds);
+
+}  // namespace mtbert
