@@ -36,16 +36,16 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "core/autocast_scope.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "models/bert_model.h"
-#include "models/multitask_model.h"
 #include "data/batching.h"
-#include "text/sequence_encoder.h"
 #include "data/task_data.h"
 #include "data/task_spec.h"
+#include "models/bert_model.h"
+#include "models/multitask_model.h"
+#include "text/sequence_encoder.h"
 #include "text/wordpiece_tokenizer.h"
-#include "core/autocast_scope.h"
 #include "train/experiment.h"
 #include "train/train_step.h"
 

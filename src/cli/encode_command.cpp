@@ -4,15 +4,15 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include "data/batching.h"
 #include "cli/commands.h"
 #include "core/runtime.h"
 #include "core/tensor_file.h"
+#include "core/token_batch.h"
 #include "core/user_error.h"
+#include "data/batching.h"
 #include "models/encoder_inputs.h"
 #include "models/pretrained_model.h"
 #include "text/sequence_encoder.h"
-#include "core/token_batch.h"
 #include "text/tokenizer.h"
 
 namespace mtbert::cli {

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "data/batching.h"
 #include "cli/commands.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "data/batching.h"
 #include "train/experiment.h"
 
 namespace mtbert::cli {

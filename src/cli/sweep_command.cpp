@@ -15,18 +15,18 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "core/duration.h"
+#include "config/experiment_config.h"
 #include "core/atomic_file.h"
+#include "core/duration.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-#include "config/experiment_config.h"
-#include "train/run_directory.h"
-#include "train/run_status.h"
 #include "sweep/slurm_script.h"
 #include "sweep/sweep_expansion.h"
 #include "sweep/sweep_jobs.h"
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_spec.h"
+#include "train/run_directory.h"
+#include "train/run_status.h"
 
 namespace mtbert::cli {
 

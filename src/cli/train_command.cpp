@@ -9,11 +9,11 @@
 
 #include "cli/commands.h"
 #include "cli/run_reporting.h"
+#include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "train/experiment.h"
-#include "config/experiment_config.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
 #include "train/run_lock.h"

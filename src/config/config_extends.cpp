@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "core/user_error.h"
 #include "config/yaml_merge.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/user_error.h"
 #include "core/did_you_mean.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 

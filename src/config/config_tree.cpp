@@ -130,4 +130,13 @@ ConfigNode read_config_file(const std::filesystem::path& path) {
   return parse_config_yaml(text.str(), ConfigOrigin{path.string(), 0});
 }
 
+ConfigNode read_config_map_file(const std::filesystem::path& path, std::string_view what, std::string_view shape) {
+  if (!std::filesystem::is_regular_file(path))
+    throw UserError(fmt::format("{}: the {} file does not exist", path.string(), what));
+  ConfigNode root = read_config_file(path);
+  if (!root.is_map())
+    throw UserError(fmt::format("{}: expected a {} ({}), got {}", path.string(), what, shape, describe_value(root)));
+  return root;
+}
+
 }  // namespace mtbert

@@ -52,4 +52,10 @@ ConfigNode parse_config_yaml(const std::string& text, const ConfigOrigin& origin
 // Reads and parses a file (origin: the path as given).
 ConfigNode read_config_file(const std::filesystem::path& path);
 
+// A file whose top level must be a map: a missing file or another shape is a
+// UserError, e.g. "x.yaml: the sweep file does not exist" or "x.yaml:
+// expected a sweep (name:, grid:), got a list" (what = "sweep", shape =
+// "name:, grid:").
+ConfigNode read_config_map_file(const std::filesystem::path& path, std::string_view what, std::string_view shape);
+
 }  // namespace mtbert

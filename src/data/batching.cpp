@@ -8,8 +8,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "core/user_error.h"
 #include "core/portable_random.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 

@@ -9,8 +9,8 @@
 
 #include <torch/types.h>
 
-#include "data/encoded_split.h"
 #include "core/token_batch.h"
+#include "data/encoded_split.h"
 
 namespace mtbert {
 

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "text/sequence_encoder.h"
-#include "data/task_data.h"
-#include "text/tokenizer.h"
 #include "core/task_kinds.h"
+#include "data/task_data.h"
+#include "text/sequence_encoder.h"
+#include "text/tokenizer.h"
 
 namespace mtbert {
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string_view>
 
-#include "core/user_error.h"
 #include "core/portable_random.h"
+#include "core/user_error.h"
 #include "data/tsv_reader.h"
 #include "text/utf8_check.h"
 

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <mutex>
 
+#include "core/vector_clones.h"
+
 namespace mtbert::ops {
 
 namespace {
@@ -27,14 +29,6 @@ constexpr int64_t kHalfBlock = 2048;
 constexpr int64_t kBlock = 2 * kHalfBlock;
 // Blocks per task of at::parallel_for (fewer: one thread).
 constexpr int64_t kGrainBlocks = 4;
-
-// Vector kernels for AVX-512 and AVX2 CPUs next to the portable one, chosen
-// when the program loads (GCC's function multiversioning).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define MTBERT_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define MTBERT_VECTOR_CLONES
-#endif
 
 // The random words of block `block`: words[j] for j < count.
 MTBERT_VECTOR_CLONES

@@ -8,6 +8,8 @@
 #include <string>
 #include <type_traits>
 
+#include "core/vector_clones.h"
+
 namespace mtbert {
 
 namespace {
@@ -25,14 +27,6 @@ struct StepScalars {
   float eps;
   float neg_step_size;    // -lr / bias_correction1
 };
-
-// Vector kernels for AVX-512 and AVX2 CPUs next to the portable one, chosen
-// when the program loads (GCC's function multiversioning).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define MTBERT_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define MTBERT_VECTOR_CLONES
-#endif
 
 // LibTorch's AdamW::step for elements [0, n) of one parameter, in one pass:
 //   p.mul_(decay); m.mul_(b1).add_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, 1 - b2);

@@ -9,8 +9,8 @@
 #include <torch/nn/module.h>
 #include <torch/optim/adamw.h>
 
-#include "models/multitask_model.h"
 #include "config/experiment_config.h"
+#include "models/multitask_model.h"
 
 namespace mtbert {
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/user_error.h"
 #include "core/did_you_mean.h"
+#include "core/user_error.h"
 #include "sweep/sweep_expansion.h"
 
 namespace mtbert {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "report/report_table.h"
-#include "train/run_status.h"
 #include "sweep/sweep_spec.h"
+#include "train/run_status.h"
 
 namespace mtbert {
 

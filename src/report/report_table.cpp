@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "core/user_error.h"
 #include "config/config_reader.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 
@@ -73,11 +73,7 @@ ReportRow read_row(const ConfigNode& node, size_t index, const ReportTable& tabl
 }  // namespace
 
 ReportTable load_report_table(const fs::path& path) {
-  if (!fs::is_regular_file(path)) throw UserError(fmt::format("{}: the table file does not exist", path.string()));
-  const ConfigNode root = read_config_file(path);
-  if (!root.is_map())
-    throw UserError(fmt::format("{}: expected a table (title:, sweep:, columns:, rows:), got {}", path.string(),
-                                describe_value(root)));
+  const ConfigNode root = read_config_map_file(path, "table", "title:, sweep:, columns:, rows:");
   ReportTable table;
   table.source = path;
   ConfigReader r(root);

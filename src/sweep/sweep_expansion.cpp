@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/user_error.h"
 #include "config/yaml_quote.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "train/run_status.h"
 #include "sweep/sweep_expansion.h"
+#include "train/run_status.h"
 
 namespace mtbert {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "core/user_error.h"
 #include "config/config_reader.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 
@@ -160,11 +160,7 @@ void read_overrides(ConfigReader& r, SweepSpec& spec) {
 }  // namespace
 
 SweepSpec load_sweep(const fs::path& path) {
-  if (!fs::is_regular_file(path)) throw UserError(fmt::format("{}: the sweep file does not exist", path.string()));
-  const ConfigNode root = read_config_file(path);
-  if (!root.is_map())
-    throw UserError(fmt::format("{}: expected a sweep (name:, experiments:, grid:, ...), got {}", path.string(),
-                                describe_value(root)));
+  const ConfigNode root = read_config_map_file(path, "sweep", "name:, experiments:, grid:, ...");
   SweepSpec spec;
   spec.source = path;
   spec.name = path.stem().string();

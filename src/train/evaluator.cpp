@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "core/autocast_scope.h"
 #include "data/batching.h"
 #include "data/metrics.h"
 #include "data/prediction_file.h"
-#include "core/autocast_scope.h"
 
 namespace mtbert {
 

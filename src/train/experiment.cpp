@@ -12,8 +12,8 @@
 #include "core/user_error.h"
 #include "models/module_state.h"
 #include "models/pretrained_model.h"
-#include "train/checkpoint.h"
 #include "text/sentencepiece_training.h"
+#include "train/checkpoint.h"
 
 namespace mtbert {
 

@@ -11,14 +11,14 @@
 
 #include <torch/types.h>
 
-#include "models/model_config.h"
-#include "models/multitask_model.h"
-#include "models/task_head.h"
+#include "config/experiment_config.h"
 #include "data/encoded_split.h"
 #include "data/task_data.h"
 #include "data/task_spec.h"
+#include "models/model_config.h"
+#include "models/multitask_model.h"
+#include "models/task_head.h"
 #include "text/tokenizer.h"
-#include "config/experiment_config.h"
 #include "train/run_directory.h"
 
 namespace mtbert {

@@ -53,8 +53,8 @@
 
 #include <torch/types.h>
 
-#include "models/multitask_model.h"
 #include "config/experiment_config.h"
+#include "models/multitask_model.h"
 
 namespace mtbert {
 

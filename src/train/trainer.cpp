@@ -7,10 +7,10 @@
 #include <torch/torch.h>
 
 #include "core/build_info.h"
+#include "core/progress_bar.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "train/checkpoint.h"
-#include "core/progress_bar.h"
 
 namespace mtbert {
 

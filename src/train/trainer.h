@@ -12,14 +12,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "optim/lr_schedule.h"
 #include "train/checkpoint.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
-#include "optim/lr_schedule.h"
 #include "train/run_directory.h"
-#include "train/train_step.h"
 #include "train/task_sampler.h"
 #include "train/train_progress.h"
+#include "train/train_step.h"
 
 namespace mtbert {
 

@@ -1,8 +1,8 @@
 #include <cstdlib>
 
+#include "config/experiment_config.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
-#include "config/experiment_config.h"
 
 using Catch::Matchers::Contains;
 

@@ -6,11 +6,11 @@
 #include <iostream>
 #include <numeric>
 
-#include "core/user_error.h"
 #include "core/portable_random.h"
+#include "core/user_error.h"
 #include "data/task_data.h"
-#include "text/wordpiece_tokenizer.h"
 #include "support/test_support.h"
+#include "text/wordpiece_tokenizer.h"
 
 using mtbert::BatchingOptions;
 using mtbert::BatchStream;

@@ -1,7 +1,7 @@
 #include "data/encoded_split.h"
 
-#include "text/wordpiece_tokenizer.h"
 #include "support/test_support.h"
+#include "text/wordpiece_tokenizer.h"
 
 using mtbert::EncodedSplit;
 using mtbert::PairMode;

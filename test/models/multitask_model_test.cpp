@@ -4,11 +4,11 @@
 
 #include <torch/torch.h>
 
-#include "core/user_error.h"
 #include "config/experiment_config.h"
+#include "core/user_error.h"
 #include "models/multitask_model.h"
-#include "support/test_support.h"
 #include "support/pal_reference.h"
+#include "support/test_support.h"
 #include "support/tiny_multitask.h"
 
 using namespace mtbert;

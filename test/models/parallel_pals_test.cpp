@@ -4,10 +4,10 @@
 
 #include <torch/torch.h>
 
-#include "support/pal_reference.h"
 #include "models/projected_attention.h"
-#include "support/tiny_multitask.h"
+#include "support/pal_reference.h"
 #include "support/test_support.h"
+#include "support/tiny_multitask.h"
 
 using namespace mtbert;
 

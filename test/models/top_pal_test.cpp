@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "support/pal_reference.h"
-#include "support/tiny_multitask.h"
 #include "support/test_support.h"
+#include "support/tiny_multitask.h"
 
 using namespace mtbert;
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <torch/torch.h>
 
-#include "support/gradcheck.h"
 #include "ops/disentangled_scores.h"
+#include "support/gradcheck.h"
 #include "support/test_support.h"
 
 using namespace mtbert;

@@ -7,8 +7,8 @@
 
 #include <sstream>
 
-#include "support/test_support.h"
 #include "optim/fused_adamw.h"
+#include "support/test_support.h"
 
 using mtbert::FusedAdamW;
 using torch::optim::AdamW;

@@ -6,9 +6,9 @@
 #include <torch/torch.h>
 
 #include "models/multitask_model.h"
+#include "optim/pcgrad.h"
 #include "support/test_support.h"
 #include "support/tiny_multitask.h"
-#include "optim/pcgrad.h"
 
 using namespace mtbert;
 using mtbert::test::head_spec;

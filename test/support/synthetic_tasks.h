@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "support/test_support.h"
 #include "config/experiment_config.h"
+#include "support/test_support.h"
 
 namespace mtbert::test {
 

@@ -2,10 +2,10 @@
 // overrides in which order; checked against expectations written by hand.
 #include "sweep/sweep_expansion.h"
 
+#include "config/config_tree.h"
 #include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
-#include "config/config_tree.h"
 
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;

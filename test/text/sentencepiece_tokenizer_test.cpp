@@ -6,9 +6,9 @@
 
 #include "core/user_error.h"
 #include "support/sentencepiece_test_corpus.h"
-#include "text/sentencepiece_training.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "text/sentencepiece_training.h"
 
 using Catch::Matchers::Contains;
 using mtbert::SentencePieceTokenizer;

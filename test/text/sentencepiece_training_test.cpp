@@ -2,9 +2,9 @@
 
 #include "core/user_error.h"
 #include "support/sentencepiece_test_corpus.h"
-#include "text/sentencepiece_tokenizer.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "text/sentencepiece_tokenizer.h"
 
 using Catch::Matchers::Contains;
 

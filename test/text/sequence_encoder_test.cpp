@@ -3,8 +3,8 @@
 #include "text/sequence_encoder.h"
 
 #include "core/user_error.h"
-#include "text/wordpiece_tokenizer.h"
 #include "support/test_support.h"
+#include "text/wordpiece_tokenizer.h"
 
 using mtbert::Encoding;
 using mtbert::SpecialTokenIds;

@@ -1,10 +1,10 @@
 #include "core/user_error.h"
 #include "support/sentencepiece_test_corpus.h"
+#include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "text/sentencepiece_training.h"
 #include "text/tokenizer.h"
 #include "text/wordpiece_tokenizer.h"
-#include "support/temp_dir.h"
-#include "support/test_support.h"
 
 using Catch::Matchers::Contains;
 
