@@ -106,7 +106,9 @@ void run_attention(const AttentionArgs& args) {
   sidecar["tokens"] = nlohmann::json::array();
   for (int64_t id : encoding.ids) sidecar["tokens"].push_back(tokenizer->id_to_piece(id));
   sidecar["layers"] = nlohmann::json::array();
-  for (int64_t i = 0; i < source.config.num_hidden_layers; ++i) sidecar["layers"].push_back(fmt::format("layer.{}", i));
+  // With EMD the passes take the last layer's place (enhanced_mask_decoder.h).
+  const int64_t own_passes = source.config.num_hidden_layers - (source.config.emd_layers > 0 ? 1 : 0);
+  for (int64_t i = 0; i < own_passes; ++i) sidecar["layers"].push_back(fmt::format("layer.{}", i));
   for (int64_t i = 0; i < source.config.emd_layers; ++i) sidecar["layers"].push_back(fmt::format("emd.{}", i));
   sidecar["heads"] = source.config.num_attention_heads;
   sidecar["model"] = source.name;

@@ -259,14 +259,14 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   train.lr = a.lr;
   train.weight_decay = a.weight_decay;
   train.grad_clip = 1.0;
-  TrainStep step(model, tasks, train, ctx.precision, ctx.device);
+  TrainStep step(model, tasks, train, ctx.precision, ctx.device, /*total_steps=*/1);
   std::mt19937_64 rng(0);
 
   std::vector<TaskBatch> batches;
   for (const auto& head : heads) batches.push_back(random_task_batch(a, head, length));
   const auto times = time_repeated(ctx, [&] {
     for (const auto& batch : batches) step.accumulate(batch.task, batch);
-    step.apply(1.0, rng);
+    step.apply(1.0, /*step=*/0, rng);
   });
   const int64_t examples = static_cast<int64_t>(batches.size()) * a.batch;
   json line = {{"case", "train_step"}, {"precision", a.precision}};
@@ -338,6 +338,10 @@ void run_bench(BenchArgs& a) {
                {"torch_version", torch_version_string()},
                {"omp_wait_policy", policy ? policy : ""}}};
   ctx.common["device"] = ctx.device.str();
+  if (ctx.precision == Precision::bf16) {
+    const std::string emulated = bf16_emulation_warning(ctx.device);
+    if (!emulated.empty()) spdlog::warn("{}", emulated);
+  }
 
   for (const auto& name : a.cases) {
     std::vector<json> lines;

@@ -43,6 +43,7 @@ TokenBatch inputs_from_file(const std::string& path, const ModelConfig& config) 
 
 TokenBatch inputs_from_texts(const EncodeArgs& args, const ModelConfig& config) {
   auto tokenizer = load_tokenizer(args.model_dir);
+  check_tokenizer_fits(*tokenizer, config.vocab_size, args.model_dir);
   const int64_t max_length = args.max_length > 0 ? args.max_length : config.max_position_embeddings;
   std::vector<Encoding> encodings;
   for (const auto& text : args.texts) encodings.push_back(encode_single(*tokenizer, text, max_length));

@@ -16,14 +16,20 @@ void run_info(const std::string& dir, bool as_json) {
   PretrainedModel pretrained = load_pretrained(dir);
   int64_t parameters = 0;
   for (const auto& p : pretrained.model->parameters()) parameters += p.numel();
-  auto tokenizer = load_tokenizer(dir);
+  // A folder without a tokenizer is still a model (encode --input takes ids).
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (has_tokenizer(dir)) {
+    tokenizer = load_tokenizer(dir);
+    check_tokenizer_fits(*tokenizer, pretrained.config.vocab_size, dir);
+  }
 
   nlohmann::json info = {
       {"model", dir},
       {"config", model_config_to_json(pretrained.config)},
       {"parameters", parameters},
       {"pooler", static_cast<bool>(pretrained.model->pooler)},
-      {"tokenizer", {{"kind", tokenizer->kind()}, {"vocab_size", tokenizer->vocab_size()}}},
+      {"tokenizer", tokenizer ? nlohmann::json{{"kind", tokenizer->kind()}, {"vocab_size", tokenizer->vocab_size()}}
+                              : nlohmann::json()},
   };
   if (as_json) {
     fmt::print("{}\n", info.dump(2));
@@ -46,7 +52,8 @@ void run_info(const std::string& dir, bool as_json) {
   if (c.emd_layers > 0) fmt::print("EMD         {} pass(es) of the last layer\n", c.emd_layers);
   fmt::print("pooler      {}\n", pretrained.model->pooler ? "yes" : "no");
   fmt::print("parameters  {} ({:.1f} M)\n", parameters, parameters / 1e6);
-  fmt::print("tokenizer   {} ({} pieces)\n", tokenizer->kind(), tokenizer->vocab_size());
+  if (tokenizer) fmt::print("tokenizer   {} ({} pieces)\n", tokenizer->kind(), tokenizer->vocab_size());
+  else fmt::print("tokenizer   none (vocab.txt or spm.model; encode takes --input ids without one)\n");
 }
 
 }  // namespace

@@ -50,9 +50,11 @@ void run_predict(const PredictArgs& args) {
                  probabilities[static_cast<int64_t>(prediction)].item<double>());
       break;
     }
-    case TaskTarget::binary:
-      fmt::print("{}\n", static_cast<int64_t>(prediction));
+    case TaskTarget::binary: {
+      const double p = experiment.model->head(task.name())->probability(outputs.to(torch::kCPU))[0].item<double>();
+      fmt::print("{}\t(p({} = 1) = {:.3f})\n", static_cast<int64_t>(prediction), task.spec.label_column, p);
       break;
+    }
     case TaskTarget::regression:
       fmt::print("{:.3f}\n", prediction);
       break;

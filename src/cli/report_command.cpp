@@ -2,12 +2,14 @@
 // summary.json files of a sweep's runs.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 
 #include "cli/commands.h"
 #include "core/atomic_file.h"
+#include "report/erased_differences.h"
 #include "report/report_format.h"
 #include "report/report_results.h"
 #include "report/report_table.h"
@@ -35,6 +37,10 @@ void run_report(const ReportArgs& args) {
   if (report_has_smoke_runs(result))
     spdlog::warn("{}: these runs are tagged smoke: their numbers prove the pipeline, not the papers' results",
                  root.string());
+  for (const auto& erased : erased_differences(result, sweep))
+    spdlog::warn("{}: the rows' experiments set {} to {}, but every run trained {} = {}: an overlay or override "
+                 "replaced it, so the rows cannot show that difference",
+                 args.table, erased.key, fmt::join(erased.intended, " / "), erased.key, erased.trained);
   const std::string text = format_report(result, format);
   if (args.output.empty()) {
     fmt::print("{}", text);

@@ -54,8 +54,11 @@ void check_task(ConfigReader tasks, const TaskConfig& t) {
                             fmt::join(builtin, ", "), did_you_mean_suffix(t.name, builtin)));
   }
   r.check(!t.train.empty(), "train", "missing: every task needs its training file (train: path/to/file.csv)");
-  r.check(t.combine != PairCombine::cosine || t.pair_mode == PairMode::siamese, "combine",
-          "cosine compares two separately encoded sentences: it needs pair_mode: siamese");
+  r.check(t.combine == PairCombine::concat || t.pair_mode == PairMode::siamese, "combine",
+          fmt::format("{} combines two separately encoded sentences: it needs pair_mode: siamese",
+                      enum_name(t.combine)));
+  r.check(!t.sentence_projection || t.pair_mode == PairMode::siamese, "sentence_projection",
+          "projects each of two separately encoded sentences: it needs pair_mode: siamese");
 }
 
 void check_train(ConfigReader r, const TrainSection& t) {

@@ -82,27 +82,36 @@ struct ModelSection {
   TokenizerConfig tokenizer;
 };
 
+// SMART's ascent step (train/smart.h): the paper's projected ascent in an
+// l_inf ball, or the public code's renormalized perturbation.
+enum class SmartUpdate { projected, normalized };
+
 struct SmartConfig {
   bool enabled = false;
   double weight = 1.0;          // lambda_s
+  SmartUpdate update = SmartUpdate::projected;
   int64_t steps = 1;            // K ascent steps
   double step_size = 1e-3;      // eta
-  double epsilon = 1e-6;        // see train/smart.h for how it acts
+  double epsilon = 1e-6;        // the normalizations' guard (train/smart.h)
   double noise_std = 1e-5;      // sigma
+  double radius = 1e-5;         // projected: the l_inf ball (the paper's epsilon)
   // Bregman proximal point with a momentum (EMA) teacher.
   bool bregman = false;
   double bregman_weight = 1.0;  // mu
-  double momentum = 0.99;       // beta
-  // > 0: after each step, project delta onto the l_inf ball of this radius
-  // (the paper's projection); 0: off, as in the public implementations.
-  double radius = 0.0;
+  // beta: `momentum` for the first `late_momentum_after` of the training
+  // steps, then `late_momentum` (the paper: 0.99 for the first 10%, then 0.999).
+  double momentum = 0.99;
+  double late_momentum = 0.999;
+  double late_momentum_after = 0.1;
 };
 
+// SiFT (DeBERTa's scale-invariant fine-tuning), DeBERTa's defaults: initial
+// perturbation 1e-2, step 1e-4; weight 3 as in its smaller models' scripts.
 struct SiftConfig {
   bool enabled = false;
-  double weight = 1.0;
-  double step_size = 1e-3;
-  double noise_std = 1e-5;
+  double weight = 3.0;
+  double step_size = 1e-4;
+  double noise_std = 1e-2;
 };
 
 struct TaskConfig {
@@ -119,6 +128,8 @@ struct TaskConfig {
   Pooling pooling = Pooling::cls;
   PairMode pair_mode = PairMode::cross;  // pair tasks: siamese | cross
   PairCombine combine = PairCombine::concat;  // siamese pairs
+  CosineMap cosine_map = CosineMap::scaled;   // combine: cosine
+  bool sentence_projection = false;           // siamese pairs (models/head_spec.h)
   double dropout = 0.1;
   int64_t max_length = 128;
   SmartConfig smart;
@@ -228,14 +239,17 @@ template <class V>
 void describe(V& v, SmartConfig& s) {
   v.key("enabled", s.enabled);
   v.key("weight", s.weight, NonNegative{});
+  v.key("update", s.update);
   v.key("steps", s.steps, AtLeast{1});
   v.key("step_size", s.step_size, Positive{});
   v.key("epsilon", s.epsilon, Positive{});
   v.key("noise_std", s.noise_std, NonNegative{});
+  v.key("radius", s.radius, Positive{});
   v.key("bregman", s.bregman);
   v.key("bregman_weight", s.bregman_weight, NonNegative{});
-  v.key("momentum", s.momentum, Fraction{false});
-  v.key("radius", s.radius, NonNegative{});
+  v.key("momentum", s.momentum, Fraction{true});
+  v.key("late_momentum", s.late_momentum, Fraction{true});
+  v.key("late_momentum_after", s.late_momentum_after, Fraction{true});
 }
 
 template <class V>
@@ -260,6 +274,8 @@ void describe(V& v, TaskConfig& t) {
   v.key("pooling", t.pooling);
   v.key("pair_mode", t.pair_mode);
   v.key("combine", t.combine);
+  v.key("cosine_map", t.cosine_map);
+  v.key("sentence_projection", t.sentence_projection);
   v.key("dropout", t.dropout, Fraction{false});
   v.key("max_length", t.max_length, AtLeast{3, "[CLS], a token, [SEP]"});
   v.section("smart", t.smart);
@@ -389,8 +405,16 @@ template <> struct EnumNames<PairMode> {
                                                                {PairMode::cross, "cross"}};
 };
 template <> struct EnumNames<PairCombine> {
-  static constexpr std::pair<PairCombine, const char*> table[] = {{PairCombine::concat, "concat"},
-                                                                  {PairCombine::cosine, "cosine"}};
+  static constexpr std::pair<PairCombine, const char*> table[] = {
+      {PairCombine::concat, "concat"}, {PairCombine::uv, "uv"}, {PairCombine::cosine, "cosine"}};
+};
+template <> struct EnumNames<CosineMap> {
+  static constexpr std::pair<CosineMap, const char*> table[] = {
+      {CosineMap::scaled, "scaled"}, {CosineMap::relu, "relu"}, {CosineMap::shifted, "shifted"}};
+};
+template <> struct EnumNames<SmartUpdate> {
+  static constexpr std::pair<SmartUpdate, const char*> table[] = {{SmartUpdate::projected, "projected"},
+                                                                  {SmartUpdate::normalized, "normalized"}};
 };
 template <> struct EnumNames<PalKind> {
   static constexpr std::pair<PalKind, const char*> table[] = {

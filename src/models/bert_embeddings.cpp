@@ -27,18 +27,17 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(const ModelConfig& c) : position_biased_i
 }
 
 torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
-  return forward_from_word_embeddings(word_embeddings(input_ids), token_type_ids);
+  return normalize(sum(input_ids, token_type_ids));
 }
 
-torch::Tensor BertEmbeddingsImpl::forward_from_word_embeddings(const torch::Tensor& word_embeds,
-                                                               const torch::Tensor& token_type_ids) {
-  const int64_t seq_len = word_embeds.size(1);
+torch::Tensor BertEmbeddingsImpl::sum(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
+  const int64_t seq_len = input_ids.size(1);
   // Positions are 0..N-1 for every row (HF's default position_ids), built on
   // the model's device: no host round trip.
-  auto positions = torch::arange(seq_len, torch::TensorOptions().dtype(torch::kLong).device(word_embeds.device()));
+  auto positions = torch::arange(seq_len, torch::TensorOptions().dtype(torch::kLong).device(input_ids.device()));
   // Summed in HuggingFace's order (word + type, then + position) so float
   // rounding matches it too.
-  auto x = word_embeds;
+  auto x = word_embeddings(input_ids);
   if (token_type_embeddings) {
     if (token_type_ids.defined()) {
       x = x + token_type_embeddings(token_type_ids);
@@ -49,8 +48,10 @@ torch::Tensor BertEmbeddingsImpl::forward_from_word_embeddings(const torch::Tens
   }
   if (position_biased_input_) x = x + position_embeddings(positions).unsqueeze(0);
   if (embed_proj) x = embed_proj(x);
-  return dropout(LayerNorm(x));
+  return x;
 }
+
+torch::Tensor BertEmbeddingsImpl::normalize(const torch::Tensor& sum) { return dropout(LayerNorm(sum)); }
 
 torch::Tensor BertEmbeddingsImpl::absolute_positions(int64_t length) const {
   return position_embeddings->weight.narrow(0, 0, length).unsqueeze(0);

@@ -22,9 +22,11 @@ class BertEmbeddingsImpl : public torch::nn::Module {
   // all zeros; ignored without token type embeddings). Returns [B, N, H].
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
 
-  // The same from already looked-up word embeddings [B, N, E]: the entry point
-  // for perturbations of the word embeddings (SiFT) and for inputs_embeds.
-  torch::Tensor forward_from_word_embeddings(const torch::Tensor& word_embeds, const torch::Tensor& token_type_ids);
+  // forward() in two halves: the sum of word, token type and position
+  // embeddings (projected by embed_proj), [B, N, H], which is the input of
+  // the LayerNorm; then LayerNorm and dropout. SiFT perturbs the sum.
+  torch::Tensor sum(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
+  torch::Tensor normalize(const torch::Tensor& sum);
 
   // [1, N, E] absolute position embeddings of positions 0..N-1 (EMD's input).
   torch::Tensor absolute_positions(int64_t length) const;

@@ -29,8 +29,9 @@ void BertEncoderImpl::add_relative_positions(EncoderContext& ctx, int64_t length
   ctx.relative_index = positions.index;
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const EncoderContext& ctx) {
-  for (const auto& module : *layer) hidden = module->as<BertLayer>()->forward(hidden, ctx);
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers) {
+  const int64_t count = layers < 0 ? static_cast<int64_t>(layer->size()) : layers;
+  for (int64_t i = 0; i < count; ++i) hidden = layer[i]->as<BertLayer>()->forward(hidden, ctx);
   return hidden;
 }
 

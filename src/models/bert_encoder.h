@@ -17,7 +17,8 @@ namespace mtbert {
 class BertEncoderImpl : public torch::nn::Module {
  public:
   explicit BertEncoderImpl(const ModelConfig& config);
-  torch::Tensor forward(torch::Tensor hidden, const EncoderContext& ctx);
+  // Runs the first `layers` layers (all of them when negative).
+  torch::Tensor forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers = -1);
 
   // Sets ctx.relative_embeddings and ctx.relative_index for sequences of
   // `length` on `device` (a no-op without relative attention). Once per

@@ -35,13 +35,16 @@ EncoderOutput BertModelImpl::run_layers(const torch::Tensor& embedded, const tor
   ctx.attention_bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
   encoder->add_relative_positions(ctx, embedded.size(1), embedded.device());
   if (output_attentions) ctx.attention_probs = &out.attentions;
-  out.last_hidden_state = encoder(embedded, ctx);
-  if (config_.emd_layers > 0) {
-    auto& last = *encoder->layer[encoder->layer->size() - 1]->as<BertLayer>();
-    out.last_hidden_state = enhanced_mask_decoder(last, out.last_hidden_state,
-                                                  embeddings->absolute_positions(embedded.size(1)),
-                                                  config_.emd_layers, ctx);
+  if (config_.emd_layers == 0) {
+    out.last_hidden_state = encoder(embedded, ctx);
+    return out;
   }
+  // EMD takes the last layer's place (enhanced_mask_decoder.h).
+  const int64_t layers = static_cast<int64_t>(encoder->layer->size());
+  auto penultimate = encoder->forward(embedded, ctx, layers - 1);
+  auto& last = *encoder->layer[layers - 1]->as<BertLayer>();
+  out.last_hidden_state = enhanced_mask_decoder(last, penultimate, embeddings->absolute_positions(embedded.size(1)),
+                                                config_.emd_layers, ctx);
   return out;
 }
 

@@ -1,14 +1,15 @@
 #pragma once
-// DeBERTa's enhanced mask decoder (EMD) as the report uses it for downstream
-// tasks: `passes` extra runs of the encoder's last layer (its weights reused,
-// nothing new to learn) on top of the encoder output H:
+// DeBERTa's enhanced mask decoder (EMD), as microsoft/DeBERTa builds it
+// (apps/models/masked_language_model.py, EnhancedMaskDecoder): the encoder
+// runs up to its second-to-last layer, whose output H = H_{L-1} feeds
+// `passes` runs of the last layer (its weights reused, nothing new to learn)
+// in place of the last layer's own pass:
 //
 //   query_1   = H + absolute position embeddings     keys/values: H
 //   query_n+1 = output of pass n                     keys/values: H
 //
-// microsoft/DeBERTa's pretraining decoder starts from the output of the
-// second-to-last layer instead; downstream, the report stacks EMD on the full
-// encoder, and so does mtbert.
+// The absolute positions are the raw table rows (before any LayerNorm), and
+// the output of the last pass is the encoder's output.
 #include <cstdint>
 
 #include <torch/types.h>
@@ -18,7 +19,7 @@
 
 namespace mtbert {
 
-// hidden [B, N, H]; absolute_positions broadcastable to it ([1, N, H]).
+// hidden: H_{L-1} [B, N, H]; absolute_positions broadcastable to it ([1, N, H]).
 torch::Tensor enhanced_mask_decoder(BertLayerImpl& last_layer, const torch::Tensor& hidden,
                                     const torch::Tensor& absolute_positions, int64_t passes,
                                     const EncoderContext& ctx);

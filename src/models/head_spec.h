@@ -10,7 +10,17 @@
 namespace mtbert {
 
 enum class Pooling { cls, mean, pooler };
-enum class PairCombine { concat, cosine };
+// Siamese pairs with sentence vectors u, v: [u, v, |u - v|, u * v] (concat,
+// the CS224N starter code's), [u, v] (uv), or their cosine (cosine).
+enum class PairCombine { concat, uv, cosine };
+// How a cosine head reads cos(u, v), for regression onto [0, max] / for a
+// binary probability:
+//   scaled:  max * cos            / clamp(cos, 0, 1)
+//   relu:    max * ReLU(cos)      / ReLU(cos)   (= clamp(cos, 0, 1))
+//   shifted: max * (cos + 1) / 2  / (cos + 1) / 2
+// The reports use 5 cos (final report) and 5 ReLU(cos) (DeBERTa report) with
+// MSE against the 0-5 labels; shifted maps label 0 onto opposite vectors.
+enum class CosineMap { scaled, relu, shifted };
 
 struct HeadSpec {
   std::string task;
@@ -18,6 +28,10 @@ struct HeadSpec {
   int64_t num_classes = 0;  // classes only
   PairMode pair_mode = PairMode::none;
   PairCombine combine = PairCombine::concat;  // siamese only
+  CosineMap cosine_map = CosineMap::scaled;   // cosine only
+  // Siamese only: a linear layer (hidden -> hidden), the same for both
+  // sentences, applied to each sentence vector before they are combined.
+  bool sentence_projection = false;
   Pooling pooling = Pooling::cls;
   double dropout = 0.1;
   double regression_max = 5.0;  // cosine regression maps onto [0, regression_max]
@@ -26,7 +40,8 @@ struct HeadSpec {
 // Throws UserError, naming the task's config key (tasks.<task>.<key>), for a head no
 // model can be built with: a task name that cannot be a module name, fewer
 // than 2 classes, cosine combination outside siamese pairs or for classes, a
-// dropout outside [0, 1), and "pooler" pooling on an encoder without a pooler.
+// sentence projection outside siamese pairs, a dropout outside [0, 1), and
+// "pooler" pooling on an encoder without a pooler.
 void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler);
 
 // How many encoder inputs one example of the head has: 2 for siamese pairs

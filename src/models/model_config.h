@@ -61,10 +61,11 @@ struct ModelConfig {
   int64_t embedding_size = -1;
 
   // --- mtbert's own key ---
-  // Enhanced mask decoder (DeBERTa's EMD, as the report uses it downstream):
-  // this many extra passes through the last encoder layer, the first with
-  // query = H + absolute position embeddings and key/value = H, each next one
-  // with the previous output as query. 0: off; the report's EMD is 2.
+  // Enhanced mask decoder (DeBERTa's EMD; enhanced_mask_decoder.h): this many
+  // passes through the last encoder layer in place of its own pass, on the
+  // second-to-last layer's output H: the first with query = H + absolute
+  // position embeddings and key/value = H, each next one with the previous
+  // output as query. 0: off; the report's EMD is 2.
   int64_t emd_layers = 0;
 
   int64_t head_dim() const { return hidden_size / num_attention_heads; }

@@ -96,24 +96,23 @@ EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const 
   return out;
 }
 
-std::vector<torch::Tensor> MultitaskModelImpl::word_embed(const std::string& task,
-                                                          const std::vector<TokenBatch>& segments) {
+std::vector<torch::Tensor> MultitaskModelImpl::embedding_sums(const std::string& task,
+                                                              const std::vector<TokenBatch>& segments) {
   check_segments(task, segments.size());
-  std::vector<torch::Tensor> words;
-  words.reserve(segments.size());
-  for (const auto& s : segments) words.push_back(bert->embeddings->word_embeddings(s.input_ids));
-  return words;
+  std::vector<torch::Tensor> sums;
+  sums.reserve(segments.size());
+  for (const auto& s : segments) sums.push_back(bert->embeddings->sum(s.input_ids, s.token_type_ids));
+  return sums;
 }
 
-torch::Tensor MultitaskModelImpl::forward_from_word_embeddings(const std::string& task,
-                                                               const std::vector<torch::Tensor>& words,
-                                                               const std::vector<TokenBatch>& segments) {
-  TORCH_CHECK(words.size() == segments.size(), "task ", task, ": ", words.size(), " word-embedded segment(s) for ",
+torch::Tensor MultitaskModelImpl::forward_from_embedding_sums(const std::string& task,
+                                                              const std::vector<torch::Tensor>& sums,
+                                                              const std::vector<TokenBatch>& segments) {
+  TORCH_CHECK(sums.size() == segments.size(), "task ", task, ": ", sums.size(), " embedding sum(s) for ",
               segments.size(), " input(s)");
   std::vector<torch::Tensor> embedded;
-  embedded.reserve(words.size());
-  for (size_t i = 0; i < words.size(); ++i)
-    embedded.push_back(bert->embeddings->forward_from_word_embeddings(words[i], segments[i].token_type_ids));
+  embedded.reserve(sums.size());
+  for (const auto& sum : sums) embedded.push_back(bert->embeddings->normalize(sum));
   return forward_embedded(task, embedded, segments);
 }
 

@@ -36,13 +36,13 @@ class MultitaskModelImpl : public torch::nn::Module {
   torch::Tensor forward_embedded(const std::string& task, const std::vector<torch::Tensor>& embedded,
                                  const std::vector<TokenBatch>& segments);
 
-  // One step earlier, for SiFT: each segment's word embeddings [B, N, H] (the
-  // table lookup, before token types, positions and the embedding LayerNorm),
-  // then everything after them.
-  // forward_from_word_embeddings(word_embed(x)) == forward(x).
-  std::vector<torch::Tensor> word_embed(const std::string& task, const std::vector<TokenBatch>& segments);
-  torch::Tensor forward_from_word_embeddings(const std::string& task, const std::vector<torch::Tensor>& words,
-                                             const std::vector<TokenBatch>& segments);
+  // One step earlier, for SiFT: each segment's embedding sum [B, N, H] (word
+  // + token type + position embeddings: the input of the embedding
+  // LayerNorm), then everything after it.
+  // forward_from_embedding_sums(embedding_sums(x)) == forward(x).
+  std::vector<torch::Tensor> embedding_sums(const std::string& task, const std::vector<TokenBatch>& segments);
+  torch::Tensor forward_from_embedding_sums(const std::string& task, const std::vector<torch::Tensor>& sums,
+                                            const std::vector<TokenBatch>& segments);
 
   // UserError naming the known tasks when `task` has no head.
   TaskHead head(const std::string& task) const;
@@ -72,6 +72,10 @@ class MultitaskModelImpl : public torch::nn::Module {
 
   const PalConfig& pal_config() const { return pal_config_; }
 
+  // One segment's embedding output through the encoder, with the task's PALs
+  // when there are.
+  EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const TokenBatch& inputs);
+
   BertModel bert{nullptr};
   torch::nn::ModuleDict heads{nullptr};
   torch::nn::ModuleDict pals{nullptr};  // with PALs only
@@ -80,8 +84,6 @@ class MultitaskModelImpl : public torch::nn::Module {
   // Prefixes "<group>." of the per-task module groups.
   std::vector<std::string> task_groups_;
   PalConfig pal_config_;
-  // One segment through the encoder, with the task's PALs when there are.
-  EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const TokenBatch& inputs);
   void check_segments(const std::string& task, size_t count) const;
 };
 TORCH_MODULE(MultitaskModel);

@@ -6,12 +6,14 @@
 
 namespace mtbert {
 
-ProjectedSelfAttentionImpl::ProjectedSelfAttentionImpl(int64_t width, int64_t heads, double attention_dropout)
+ProjectedSelfAttentionImpl::ProjectedSelfAttentionImpl(int64_t width, int64_t heads, double attention_dropout,
+                                                       bool with_output)
     : heads_(heads), head_dim_(width / heads) {
   query = register_module("query", torch::nn::Linear(width, width));
   key = register_module("key", torch::nn::Linear(width, width));
   value = register_module("value", torch::nn::Linear(width, width));
   dropout = register_module("dropout", Dropout(attention_dropout));
+  if (with_output) output = register_module("output", torch::nn::Linear(width, width));
 }
 
 torch::Tensor ProjectedSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& attention_bias) {
@@ -21,7 +23,8 @@ torch::Tensor ProjectedSelfAttentionImpl::forward(const torch::Tensor& x, const 
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
   if (attention_bias.defined()) scores = scores + attention_bias;
   auto context = torch::matmul(dropout(torch::softmax(scores, -1)), v);
-  return context.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
+  auto heads = context.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
+  return output ? output(heads) : heads;
 }
 
 }  // namespace mtbert

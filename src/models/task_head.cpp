@@ -36,8 +36,11 @@ void validate_head_spec(const HeadSpec& spec, bool encoder_has_pooler) {
   };
   if (spec.target == TaskTarget::classes && spec.num_classes < 2)
     fail("", fmt::format("a classification head needs at least 2 classes, got {}", spec.num_classes));
-  if (spec.combine == PairCombine::cosine && spec.pair_mode != PairMode::siamese)
-    fail("combine", "cosine compares two separately encoded texts; it needs pair_mode: siamese (or use concat)");
+  if (spec.combine != PairCombine::concat && spec.pair_mode != PairMode::siamese)
+    fail("combine", fmt::format("{} combines two separately encoded texts; it needs pair_mode: siamese",
+                                spec.combine == PairCombine::cosine ? "cosine" : "uv"));
+  if (spec.sentence_projection && spec.pair_mode != PairMode::siamese)
+    fail("sentence_projection", "projects each of two separately encoded texts; it needs pair_mode: siamese");
   if (is_cosine(spec) && spec.target == TaskTarget::classes)
     fail("combine", fmt::format("cosine gives one similarity score and cannot predict {} classes; use concat",
                                 spec.num_classes));
@@ -69,26 +72,44 @@ torch::Tensor pool(const EncoderOutput& out, const torch::Tensor& attention_mask
 }
 
 TaskHeadImpl::TaskHeadImpl(const HeadSpec& spec, int64_t hidden_size) : spec_(spec) {
-  if (is_cosine(spec_)) return;  // no parameters: the score is the cosine itself
-  const int64_t in = spec_.pair_mode == PairMode::siamese ? 4 * hidden_size : hidden_size;
-  const int64_t out = spec_.target == TaskTarget::classes ? spec_.num_classes : 1;
   dropout = register_module("dropout", Dropout(spec_.dropout));
+  if (spec_.sentence_projection)
+    projection = register_module("projection", torch::nn::Linear(hidden_size, hidden_size));
+  if (is_cosine(spec_)) return;  // the score is the cosine itself
+  int64_t in = hidden_size;
+  if (spec_.pair_mode == PairMode::siamese) in *= spec_.combine == PairCombine::uv ? 2 : 4;
+  const int64_t out = spec_.target == TaskTarget::classes ? spec_.num_classes : 1;
   classifier = register_module("classifier", torch::nn::Linear(in, out));
+}
+
+torch::Tensor TaskHeadImpl::cosine_output(const torch::Tensor& u, const torch::Tensor& v) const {
+  auto cos = F::cosine_similarity(u, v, F::CosineSimilarityFuncOptions().dim(-1));
+  const bool regression = spec_.target == TaskTarget::regression;
+  const double scale = regression ? spec_.regression_max : 1.0;
+  switch (spec_.cosine_map) {
+    case CosineMap::scaled: return regression ? scale * cos : cos.clamp(0.0, 1.0);
+    case CosineMap::relu: return scale * torch::relu(cos);
+    case CosineMap::shifted: return (scale / 2.0) * (cos + 1.0);
+  }
+  throw std::logic_error("TaskHead: unknown cosine map");
 }
 
 torch::Tensor TaskHeadImpl::forward(const std::vector<torch::Tensor>& pooled) {
   TORCH_CHECK(static_cast<int64_t>(pooled.size()) == segments_per_example(spec_), "task ", spec_.task, ": expected ",
               segments_per_example(spec_), " pooled segment(s), got ", pooled.size());
-  if (is_cosine(spec_)) {
-    auto cos = F::cosine_similarity(pooled[0], pooled[1], F::CosineSimilarityFuncOptions().dim(-1));
-    if (spec_.target == TaskTarget::regression) return (spec_.regression_max / 2.0) * (cos + 1.0);
-    return cos.clamp(0.0, 1.0);
-  }
   torch::Tensor x;
   if (spec_.pair_mode == PairMode::siamese) {
-    const auto& u = pooled[0];
-    const auto& v = pooled[1];
-    x = torch::cat({u, v, (u - v).abs(), u * v}, -1);
+    auto u = pooled[0], v = pooled[1];
+    if (is_cosine(spec_)) {  // it has no features to drop but the sentence vectors
+      u = dropout(u);
+      v = dropout(v);
+    }
+    if (projection) {
+      u = projection(u);
+      v = projection(v);
+    }
+    if (is_cosine(spec_)) return cosine_output(u, v);
+    x = spec_.combine == PairCombine::uv ? torch::cat({u, v}, -1) : torch::cat({u, v, (u - v).abs(), u * v}, -1);
   } else {
     x = pooled[0];
   }
@@ -122,6 +143,11 @@ torch::Tensor TaskHeadImpl::predictions(const torch::Tensor& outputs) const {
       return outputs.to(torch::kDouble);
   }
   throw std::logic_error("TaskHead::predictions: unknown target");
+}
+
+torch::Tensor TaskHeadImpl::probability(const torch::Tensor& outputs) const {
+  TORCH_CHECK(spec_.target == TaskTarget::binary, "task ", spec_.task, ": probability() is for binary heads");
+  return is_cosine(spec_) ? outputs : torch::sigmoid(outputs);
 }
 
 torch::Tensor TaskHeadImpl::divergence(const torch::Tensor& a, const torch::Tensor& b) const {

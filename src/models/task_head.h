@@ -3,13 +3,16 @@
 //
 //   single text:  pooled sentence -> dropout -> linear
 //   pair, cross:  pooled joint input -> dropout -> linear
-//   pair, siamese + "concat": [u, v, |u - v|, u * v] -> dropout -> linear
-//   pair, siamese + "cosine": cos(u, v), mapped to the target's range:
-//       regression (STS): 2.5 * (cos + 1), i.e. [-1, 1] onto [0, 5]
-//       binary (Quora):   clamp(cos, 0, 1) read as a probability
+//   pair, siamese: sentence vectors u, v (pooled, then the optional sentence
+//     projection, one linear layer for both), and
+//       "concat": [u, v, |u - v|, u * v] -> dropout -> linear
+//       "uv":     [u, v] -> dropout -> linear
+//       "cosine": cos(u, v) read through the cosine map (head_spec.h), with
+//                 dropout on u and v (before the projection): regression
+//                 (STS) e.g. 5 cos, binary (Quora) a probability
 //
 // Outputs ("raw outputs" below): classes -> logits [B, C]; binary -> a logit
-// [B] (concat/linear) or a probability [B] (cosine); regression -> a score [B].
+// [B] (linear) or a probability [B] (cosine); regression -> a score [B].
 #include <cstdint>
 #include <string>
 
@@ -51,6 +54,10 @@ class TaskHeadImpl : public torch::nn::Module {
   // 0 (binary), the score itself (regression).
   torch::Tensor predictions(const torch::Tensor& outputs) const;
 
+  // Binary heads: the probability of label 1, [B] (the sigmoid of a logit, or
+  // a cosine head's output as it is).
+  torch::Tensor probability(const torch::Tensor& outputs) const;
+
   // Divergence between the outputs on clean and perturbed inputs, for SMART,
   // averaged over the batch, symmetric in its arguments, zero when they are
   // equal. Gradients flow into both arguments (the exact gradient, no
@@ -68,10 +75,14 @@ class TaskHeadImpl : public torch::nn::Module {
 
   const HeadSpec& spec() const { return spec_; }
 
-  Dropout dropout{nullptr};    // null for cosine heads (nothing to drop)
+  Dropout dropout{nullptr};
+  torch::nn::Linear projection{nullptr};  // the sentence projection; null without one
   torch::nn::Linear classifier{nullptr};  // null for cosine heads
 
  private:
+  // cos(u, v) through the spec's cosine map.
+  torch::Tensor cosine_output(const torch::Tensor& u, const torch::Tensor& v) const;
+
   HeadSpec spec_;
 };
 TORCH_MODULE(TaskHead);

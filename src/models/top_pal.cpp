@@ -9,7 +9,8 @@ namespace mtbert {
 TopPalImpl::TopPalImpl(const ModelConfig& c, const PalConfig& pals) {
   const int64_t r = pals.rank;
   encoder = register_module("encoder", torch::nn::Linear(c.hidden_size, r));
-  attention = register_module("attention", ProjectedSelfAttention(r, pals.heads, c.attention_probs_dropout_prob));
+  attention = register_module("attention", ProjectedSelfAttention(r, pals.heads, c.attention_probs_dropout_prob,
+                                                                        /*with_output=*/true));
   LayerNorm = register_module("LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({r}).eps(c.layer_norm_eps)));
   intermediate = register_module("intermediate", torch::nn::Linear(r, 4 * r));
   output = register_module("output", torch::nn::Linear(4 * r, r));

@@ -6,12 +6,12 @@
 //   PAL(h) = V_D(SA(V_E(h))),   SA(x) = FFN(LN(x + MH(x)))
 //
 // V_E: hidden -> rank, MH: multi-head self-attention in the projected space
-// (projected_attention.h), LN: LayerNorm over rank, FFN: rank -> 4 rank ->
-// rank with GELU, V_D: rank -> hidden. The task's head pools PAL(h) instead of
-// the encoder's last hidden state (as the formula says: no residual around
-// the block).
+// with its output projection W^o (projected_attention.h), LN: LayerNorm over
+// rank, FFN: rank -> 4 rank -> rank with GELU, V_D: rank -> hidden. The
+// task's head pools PAL(h) instead of the encoder's last hidden state (as the
+// formula says: no residual around the block).
 //
-// Parameters per task: (H r + r) + 3 (r^2 + r) + 2 r + (4 r^2 + 4 r) + (4 r^2 + r) + (r H + H).
+// Parameters per task: (H r + r) + 4 (r^2 + r) + 2 r + (4 r^2 + 4 r) + (4 r^2 + r) + (r H + H).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>

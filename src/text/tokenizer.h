@@ -51,4 +51,12 @@ class Tokenizer {
 // (SentencePiece). Throws UserError naming the folder when neither is there.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
 
+// Whether a model folder holds vocab.txt or spm.model (an encoder-only folder
+// may have neither).
+bool has_tokenizer(const std::filesystem::path& model_dir);
+
+// UserError naming `where` when the tokenizer has more pieces than the
+// model's embedding table has rows.
+void check_tokenizer_fits(const Tokenizer& tokenizer, int64_t model_vocab_size, const std::string& where);
+
 }  // namespace mtbert

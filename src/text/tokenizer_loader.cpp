@@ -52,6 +52,18 @@ bool read_do_lower_case(const fs::path& config_file) {
 
 }  // namespace
 
+bool has_tokenizer(const fs::path& model_dir) {
+  std::error_code ec;
+  return fs::exists(model_dir / "vocab.txt", ec) || fs::exists(model_dir / "spm.model", ec);
+}
+
+void check_tokenizer_fits(const Tokenizer& tokenizer, int64_t model_vocab_size, const std::string& where) {
+  if (tokenizer.vocab_size() > model_vocab_size)
+    throw UserError(fmt::format("{}: the tokenizer has {} pieces but the model's vocab_size is {} (ids past the "
+                                "embedding table would be out of range)",
+                                where, tokenizer.vocab_size(), model_vocab_size));
+}
+
 std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& model_dir) {
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec)) {

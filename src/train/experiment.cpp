@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "core/atomic_file.h"
+#include "core/autocast_scope.h"
 #include "core/json_file.h"
 #include "core/safetensors.h"
 #include "core/user_error.h"
@@ -66,16 +67,6 @@ int64_t split_limit(const TaskConfig& task, Split split) {
   }
 }
 
-ReadOptions read_options(const ExperimentConfig& config, const TaskConfig& task, Split split) {
-  ReadOptions options;
-  options.on_bad_row = config.train.on_bad_row;
-  options.limit = split_limit(task, split);
-  options.random_subset = task.subset == Subset::random;
-  options.subset_seed = config.seed * 31 + static_cast<uint64_t>(split);
-  // Test files are unlabeled in the CS224N data; train and dev must be labeled.
-  options.require_labels = split != Split::test;
-  return options;
-}
 
 void copy_file_into(const fs::path& from, const fs::path& dir, const std::string& name = "") {
   if (!fs::exists(from)) throw UserError(fmt::format("{} does not exist", from.string()));
@@ -90,7 +81,7 @@ fs::path write_task_texts(const ExperimentConfig& config, const fs::path& dir) {
   for (const auto& task : config.tasks) {
     if (task.train.empty()) continue;
     const TaskSpec& spec = builtin_task(task.type.empty() ? task.name : task.type);
-    const TaskSplit rows = read_task_split(spec, task.train, read_options(config, task, Split::train));
+    const TaskSplit rows = read_task_split(spec, task.train, split_read_options(config, task, Split::train));
     for (const auto& ex : rows.examples) {
       text += ex.text_a + "\n";
       if (!ex.text_b.empty()) text += ex.text_b + "\n";
@@ -173,9 +164,7 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
   e.config = config;
   e.tokenizer = load_tokenizer(run.tokenizer_dir());
   e.model_config = model_config;
-  if (e.tokenizer->vocab_size() > model_config.vocab_size)
-    throw UserError(fmt::format("the tokenizer has {} pieces but the model's vocab_size is {}",
-                                e.tokenizer->vocab_size(), model_config.vocab_size));
+  check_tokenizer_fits(*e.tokenizer, model_config.vocab_size, run.tokenizer_dir().string());
   std::vector<HeadSpec> heads;
   for (const auto& task : config.tasks) {
     // Absolute positions are a table: longer inputs would index past its end.
@@ -200,11 +189,26 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
   e.model = MultitaskModel(encoder, heads, config.model.pals);
   if (config.model.freeze_encoder) e.model->freeze_encoder();
   e.device = resolve_device(config.device);
+  if (config.precision == Precision::bf16) {
+    const std::string emulated = bf16_emulation_warning(e.device);
+    if (!emulated.empty()) spdlog::warn("{}", emulated);
+  }
   e.model->to(e.device);
   return e;
 }
 
 }  // namespace
+
+ReadOptions split_read_options(const ExperimentConfig& config, const TaskConfig& task, Split split) {
+  ReadOptions options;
+  options.on_bad_row = config.train.on_bad_row;
+  options.limit = split_limit(task, split);
+  options.random_subset = task.subset == Subset::random;
+  options.subset_seed = config.seed * 31 + static_cast<uint64_t>(split);
+  // Test files are unlabeled in the CS224N data; train and dev must be labeled.
+  options.require_labels = split != Split::test;
+  return options;
+}
 
 HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec) {
   HeadSpec h;
@@ -213,6 +217,8 @@ HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec) {
   h.num_classes = spec.target == TaskTarget::classes ? spec.num_classes : 0;
   h.pair_mode = spec.input == TaskInput::pair ? task.pair_mode : PairMode::none;
   h.combine = task.combine;
+  h.cosine_map = task.cosine_map;
+  h.sentence_projection = task.sentence_projection;
   h.pooling = task.pooling;
   h.dropout = task.dropout;
   h.regression_max = spec.label_max;
@@ -254,7 +260,7 @@ void load_split(Experiment& e, Split split) {
   for (auto& task : e.tasks) {
     const std::string& path = split_path(task.config, split);
     if (path.empty()) continue;
-    TaskSplit rows = read_task_split(task.spec, path, read_options(e.config, task.config, split));
+    TaskSplit rows = read_task_split(task.spec, path, split_read_options(e.config, task.config, split));
     if (rows.skipped_rows > 0)
       spdlog::warn("{}: skipped {} malformed row(s) (on_bad_row: skip)", path, rows.skipped_rows);
     task.encoded[split] = encode_split(rows, task.spec, *e.tokenizer, task.head.pair_mode, task.config.max_length);

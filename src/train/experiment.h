@@ -54,6 +54,10 @@ struct Experiment {
 // The head a task's config and spec ask for.
 HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec);
 
+// How a task's split is read under the config: its limit and subset, the bad
+// row policy, labels required except for test.
+ReadOptions split_read_options(const ExperimentConfig& config, const TaskConfig& task, Split split);
+
 // A new run: resolves the tokenizer (copied from the pretrained folder, or
 // trained and saved into the run folder), builds the encoder (pretrained
 // weights, or HuggingFace's initialization under the config's seed) and the

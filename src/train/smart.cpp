@@ -6,10 +6,6 @@ namespace mtbert {
 
 namespace {
 
-// delta + eta * g / (max_h |g| + epsilon), per token.
-torch::Tensor ascent_step(const torch::Tensor& delta, const torch::Tensor& grad, double eta, double epsilon) {
-  return delta + eta * grad / (grad.abs().amax({-1}, /*keepdim=*/true) + epsilon);
-}
 
 std::vector<torch::Tensor> detached(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> out;
@@ -26,6 +22,21 @@ torch::Tensor ascent_objective(const TaskHead& head, const torch::Tensor& pertur
 }
 
 }  // namespace
+
+torch::Tensor smart_ascent_update(const torch::Tensor& delta, const torch::Tensor& grad, const SmartConfig& config) {
+  const double eta = config.step_size, eps = config.epsilon;
+  switch (config.update) {
+    case SmartUpdate::projected: {
+      auto g_max = grad.abs().amax({-2, -1}, /*keepdim=*/true);  // per example
+      return (delta + eta * grad / (g_max + eps)).clamp(-config.radius, config.radius);
+    }
+    case SmartUpdate::normalized: {
+      auto step = delta + eta * grad;
+      return step / (step.abs().amax({-1}, /*keepdim=*/true) + eps);  // per token
+    }
+  }
+  throw std::logic_error("smart_ascent_update: unknown update");
+}
 
 std::vector<torch::Tensor> smart_perturbation(MultitaskModel& model, const std::string& task,
                                               const std::vector<TokenBatch>& segments,
@@ -45,11 +56,7 @@ std::vector<torch::Tensor> smart_perturbation(MultitaskModel& model, const std::
     auto objective = ascent_objective(head, model->forward_embedded(task, perturbed, segments), clean_outputs);
     auto grads = torch::autograd::grad({objective}, delta);
     torch::NoGradGuard no_grad;
-    for (size_t s = 0; s < delta.size(); ++s) {
-      auto next = ascent_step(delta[s].detach(), grads[s], config.step_size, config.epsilon);
-      if (config.radius > 0) next.clamp_(-config.radius, config.radius);
-      delta[s] = next;
-    }
+    for (size_t s = 0; s < delta.size(); ++s) delta[s] = smart_ascent_update(delta[s].detach(), grads[s], config);
   }
   return detached(delta);
 }
@@ -65,32 +72,33 @@ torch::Tensor smart_regularizer(MultitaskModel& model, const std::string& task,
   return config.weight * model->head(task)->divergence(outputs, clean_outputs);
 }
 
-torch::Tensor sift_scale(const torch::Tensor& words) {
-  auto w = words.detach();
-  return (w.var(-1, /*unbiased=*/false, /*keepdim=*/true) + kSiftLayerNormEps).sqrt();
+torch::Tensor sift_perturbed_sum(const torch::Tensor& sum, const torch::Tensor& delta) {
+  auto x = sum.detach();
+  return x + (x.var(-1, /*unbiased=*/false, /*keepdim=*/true) + kSiftLayerNormEps).sqrt() * delta;
 }
 
 std::vector<torch::Tensor> sift_perturbation(MultitaskModel& model, const std::string& task,
                                              const std::vector<TokenBatch>& segments,
                                              const torch::Tensor& clean_outputs, const SiftConfig& config) {
   const TaskHead head = model->head(task);
-  std::vector<torch::Tensor> words, scale, delta, perturbed;
+  std::vector<torch::Tensor> sums, delta, perturbed;
   {
-    torch::NoGradGuard no_grad;  // the lookup only feeds the ascent, which needs no table gradient
-    words = model->word_embed(task, segments);
+    torch::NoGradGuard no_grad;  // the perturbed passes start from a detached input
+    sums = model->embedding_sums(task, segments);
   }
-  for (const auto& w : words) {
-    scale.push_back(sift_scale(w));
-    const double bound = 2.0 * config.noise_std;
-    delta.push_back((torch::randn_like(w) * config.noise_std).clamp_(-bound, bound).requires_grad_(true));
-    perturbed.push_back(w + scale.back() * delta.back());
+  const double bound = 2.0 * config.noise_std;
+  for (const auto& sum : sums) {
+    delta.push_back((torch::randn_like(sum) * config.noise_std).clamp_(-bound, bound).requires_grad_(true));
+    perturbed.push_back(sift_perturbed_sum(sum, delta.back()));
   }
-  auto objective = ascent_objective(head, model->forward_from_word_embeddings(task, perturbed, segments),
-                                    clean_outputs);
+  auto objective =
+      ascent_objective(head, model->forward_from_embedding_sums(task, perturbed, segments), clean_outputs);
   auto grads = torch::autograd::grad({objective}, delta);
   torch::NoGradGuard no_grad;
-  for (size_t s = 0; s < delta.size(); ++s)
-    delta[s] = ascent_step(delta[s].detach(), grads[s], config.step_size, kSiftStepEpsilon);
+  for (size_t s = 0; s < delta.size(); ++s) {
+    auto g = grads[s];
+    delta[s] = delta[s].detach() + config.step_size * g / (g.abs().amax({-1}, /*keepdim=*/true) + kSiftStepEpsilon);
+  }
   return delta;
 }
 
@@ -98,26 +106,33 @@ torch::Tensor sift_regularizer(MultitaskModel& model, const std::string& task,
                                const std::vector<TokenBatch>& segments, const torch::Tensor& clean_outputs,
                                const SiftConfig& config) {
   const auto delta = sift_perturbation(model, task, segments, clean_outputs, config);
-  auto words = model->word_embed(task, segments);
   std::vector<torch::Tensor> perturbed;
-  for (size_t s = 0; s < words.size(); ++s) perturbed.push_back(words[s] + sift_scale(words[s]) * delta[s]);
-  auto outputs = model->forward_from_word_embeddings(task, perturbed, segments);
+  {
+    torch::NoGradGuard no_grad;
+    const auto sums = model->embedding_sums(task, segments);
+    for (size_t s = 0; s < sums.size(); ++s) perturbed.push_back(sift_perturbed_sum(sums[s], delta[s]));
+  }
+  auto outputs = model->forward_from_embedding_sums(task, perturbed, segments);
   return config.weight * model->head(task)->divergence(outputs, clean_outputs);
 }
 
-MomentumTeacher::MomentumTeacher(const MultitaskModel& model, double momentum)
-    : teacher_(model->twin()), momentum_(momentum) {
-  TORCH_CHECK(momentum >= 0 && momentum <= 1, "MomentumTeacher: momentum must be in [0, 1], got ", momentum);
+double bregman_momentum(const SmartConfig& config, int64_t step, int64_t total_steps) {
+  const bool early = static_cast<double>(step) < config.late_momentum_after * static_cast<double>(total_steps);
+  return early ? config.momentum : config.late_momentum;
+}
+
+MomentumTeacher::MomentumTeacher(const MultitaskModel& model) : teacher_(model->twin()) {
   teacher_->eval();
   for (auto& p : teacher_->parameters()) p.requires_grad_(false);
 }
 
-void MomentumTeacher::update(const MultitaskModel& model) {
+void MomentumTeacher::update(const MultitaskModel& model, double beta) {
+  TORCH_CHECK(beta >= 0 && beta <= 1, "MomentumTeacher: beta must be in [0, 1], got ", beta);
   torch::NoGradGuard no_grad;
   auto student = model->parameters();
   auto teacher = teacher_->parameters();
   TORCH_CHECK(student.size() == teacher.size(), "MomentumTeacher: the model's architecture changed");
-  for (size_t i = 0; i < teacher.size(); ++i) teacher[i].mul_(momentum_).add_(student[i] * (1.0 - momentum_));
+  for (size_t i = 0; i < teacher.size(); ++i) teacher[i].mul_(beta).add_(student[i] * (1.0 - beta));
   auto student_buffers = model->buffers();
   auto teacher_buffers = teacher_->buffers();
   for (size_t i = 0; i < teacher_buffers.size(); ++i) teacher_buffers[i].copy_(student_buffers[i]);

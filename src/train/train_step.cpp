@@ -36,8 +36,13 @@ void LossTally::restore(const TrainProgress& progress, torch::Device device) {
 }
 
 TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const TrainSection& train,
-                     Precision precision, torch::Device device)
-    : model_(std::move(model)), tasks_(std::move(tasks)), train_(train), precision_(precision), device_(device) {
+                     Precision precision, torch::Device device, int64_t total_steps)
+    : model_(std::move(model)),
+      tasks_(std::move(tasks)),
+      train_(train),
+      precision_(precision),
+      device_(device),
+      total_steps_(total_steps) {
   optimizer_ = make_optimizer(model_, train_);
   for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
   for (const auto& p : model_->parameters())
@@ -50,7 +55,8 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
   }
   for (const auto& task : tasks_) {
     if (task.smart.enabled && task.smart.bregman) {
-      teacher_ = std::make_unique<MomentumTeacher>(model_, task.smart.momentum);
+      teacher_ = std::make_unique<MomentumTeacher>(model_);
+      teacher_config_ = task.smart;
       break;
     }
   }
@@ -90,14 +96,14 @@ void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
   losses_.add(name, loss);
 }
 
-void TrainStep::apply(double lr_factor, std::mt19937_64& rng) {
+void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
   if (pcgrad_) pcgrad_->apply(train_.pcgrad.reduction, rng);
   if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
   auto& groups = optimizer_->param_groups();
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * lr_factor);
   optimizer_->step();
   clear_gradients(*optimizer_);
-  if (teacher_) teacher_->update(model_);
+  if (teacher_) teacher_->update(model_, bregman_momentum(teacher_config_, step, total_steps_));
 }
 
 }  // namespace mtbert

@@ -50,15 +50,17 @@ class LossTally {
 class TrainStep {
  public:
   // `tasks`: the experiment's tasks (their losses' weights and regularizers);
-  // the model is on `device`.
+  // the model is on `device`; `total_steps`: the optimizer steps of the whole
+  // run (the Bregman teacher's momentum schedule).
   TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const TrainSection& train, Precision precision,
-            torch::Device device);
+            torch::Device device, int64_t total_steps);
   ~TrainStep();
 
   // Forward and backward of one batch; its loss joins the tally.
   void accumulate(const std::string& task, const TaskBatch& batch);
-  // Ends the step (see above); `rng` orders PCGrad's projections.
-  void apply(double lr_factor, std::mt19937_64& rng);
+  // Ends optimizer step `step` (0-based; see above); `rng` orders PCGrad's
+  // projections.
+  void apply(double lr_factor, int64_t step, std::mt19937_64& rng);
 
   torch::optim::AdamW& optimizer() { return *optimizer_; }
   // SMART's momentum teacher, or null.
@@ -79,6 +81,8 @@ class TrainStep {
   std::vector<torch::Tensor> trainable_;
   std::unique_ptr<PcgradAccumulator> pcgrad_;
   std::unique_ptr<MomentumTeacher> teacher_;
+  SmartConfig teacher_config_;  // the Bregman settings of the first task that asks for it
+  int64_t total_steps_;
   LossTally losses_;
 };
 

@@ -65,7 +65,8 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
   optimizer_steps_per_epoch_ = (sampler_steps + t.grad_accumulation - 1) / t.grad_accumulation;
   total_optimizer_steps_ = t.max_steps > 0 ? t.max_steps : t.epochs * optimizer_steps_per_epoch_;
 
-  step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device);
+  step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device,
+                                      total_optimizer_steps_);
   schedule_ = std::make_unique<LrSchedule>(t.schedule, t.lr, total_optimizer_steps_, optimizer_steps_per_epoch_);
   host_rng_.seed(e_.config.seed);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
@@ -93,7 +94,7 @@ void Trainer::restore_last_checkpoint() {
 }
 
 void Trainer::optimizer_step() {
-  step_->apply(schedule_->lr_at(progress_.global_step) / e_.config.train.lr, host_rng_);
+  step_->apply(schedule_->lr_at(progress_.global_step) / e_.config.train.lr, progress_.global_step, host_rng_);
   ++progress_.global_step;
 }
 
@@ -160,9 +161,15 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
   while (progress_.epoch <= t.epochs && !reached_max_steps()) {
     const auto plan = sampler_->plan_epoch(progress_.epoch);
     const int64_t steps = static_cast<int64_t>(plan.size());
+    // The bar counts this epoch's optimizer steps (a step is grad_accumulation
+    // batches), up to max_steps when that ends the epoch early.
+    const int64_t accumulation = t.grad_accumulation;
+    const int64_t epoch_start_step = progress_.global_step - (progress_.step_in_epoch + accumulation - 1) / accumulation;
+    int64_t epoch_optimizer_steps = (steps + accumulation - 1) / accumulation;
+    if (t.max_steps > 0) epoch_optimizer_steps = std::min(epoch_optimizer_steps, t.max_steps - epoch_start_step);
     std::unique_ptr<Progress> bar;
     if (hooks.show_progress)
-      bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, t.epochs), steps);
+      bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, t.epochs), epoch_optimizer_steps);
     int64_t micro = 0;
     while (progress_.step_in_epoch < steps) {
       for (const int64_t task_index : plan[progress_.step_in_epoch]) {
@@ -178,7 +185,7 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
       optimizer_step();
       if (bar) {
         const double seconds = now_seconds() - interval_start;
-        bar->update(progress_.step_in_epoch, fmt::format("{:.0f} ex/s  lr {:.2e}",
+        bar->update(progress_.global_step - epoch_start_step, fmt::format("{:.0f} ex/s  lr {:.2e}",
                                                          seconds > 0 ? interval_examples / seconds : 0.0,
                                                          schedule_->lr_at(progress_.global_step - 1)));
       }

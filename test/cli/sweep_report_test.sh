@@ -58,6 +58,9 @@ YAML
 check "dry run lists both runs as missing, to start" \
   grep -Eq '^quick-seed2 +missing +start +runs/quick/quick-seed2 seed=2$' out
 check "dry run trains nothing" test ! -e runs/quick
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run model.pretrained=models/absent >out 2>err
+check "dry run: a missing model folder cannot start, and says which" \
+  grep -Eq '^quick-seed1 +missing +cannot start +runs/quick/quick-seed1 seed=1  \(missing model.pretrained: models/absent\)$' out
 status=0
 "$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err || status=$?
 check "the sweep succeeds" test "$status" -eq 0

@@ -27,6 +27,8 @@ check "leaderboard predictions" test -s "$dir/run/predictions/sst-test-output.cs
 check "eval reproduces the best dev score" \
   bash -c "[[ \"\$(grep '^overall' '$dir/eval' | awk '{print \$2}')\" == \"\$(grep '^overall' '$dir/out' | awk '{print \$2}')\" ]]"
 check "predict sst prints a class" bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null | grep -Eq '^[0-4]'"
+check "predict para prints a label and its probability" \
+  bash -c "'$bin' predict '$dir/run' --task para --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[01]\s+\(p\(is_duplicate = 1\) = [0-9.]+\)$'"
 check "predict sts prints a score" \
   bash -c "'$bin' predict '$dir/run' --task sts --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[0-9.]+$'"
 

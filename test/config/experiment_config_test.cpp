@@ -139,7 +139,9 @@ TEST_CASE("left-out keys take the documented defaults", "[experiment_config]") {
   CHECK(c.tasks[0].type == "sst");
   CHECK(c.tasks[0].dev.empty());
   CHECK(c.tasks[0].dropout == task.dropout);
-  CHECK(c.tasks[0].smart.radius == 0);
+  CHECK(c.tasks[0].smart.radius == 1e-5);
+  CHECK(c.tasks[0].smart.update == mtbert::SmartUpdate::projected);
+  CHECK(c.tasks[0].sift.weight == 3.0);
   CHECK(c.model.pals.kind == mtbert::PalKind::none);
   CHECK(c.model.pals.rank == 204);
   CHECK(c.model.pals.heads == 6);
@@ -238,8 +240,11 @@ TEST_CASE("values out of range name the bound", "[experiment_config]") {
       {"limit_train: -1", "tasks.sst.limit_train: must be at least 0, got -1"},
       {"loss_weight: -2", "tasks.sst.loss_weight: must be at least 0, got -2"},
       {"smart: {steps: 0}", "tasks.sst.smart.steps: must be at least 1, got 0"},
-      {"smart: {momentum: 1}", "tasks.sst.smart.momentum: must be in [0, 1), got 1"},
-      {"smart: {radius: -1}", "tasks.sst.smart.radius: must be at least 0, got -1"},
+      {"smart: {momentum: 1.5}", "tasks.sst.smart.momentum: must be in [0, 1], got 1.5"},
+      {"smart: {late_momentum_after: 2}", "tasks.sst.smart.late_momentum_after: must be in [0, 1], got 2"},
+      {"smart: {radius: 0}", "tasks.sst.smart.radius: must be greater than 0, got 0"},
+      {"smart: {update: renormalized}", "tasks.sst.smart.update: \"renormalized\" is not one of projected, normalized"},
+      {"cosine_map: affine", "tasks.sst.cosine_map: \"affine\" is not one of scaled, relu, shifted"},
       {"sift: {step_size: 0}", "tasks.sst.sift.step_size: must be greater than 0, got 0"},
   };
   for (const auto& [yaml, message] : task_cases) {
@@ -322,7 +327,7 @@ TEST_CASE("rules across keys", "[experiment_config]") {
   CHECK_THAT(error_of(dir, m + "train: {sampler: {kind: round_robin, steps_per_epoch: 100}}\n"),
              Contains("train.sampler.steps_per_epoch: round_robin makes one pass over every task per epoch"));
   CHECK_THAT(error_of(dir, "tasks:\n  sts: {train: a, combine: cosine}\nmodel: {pretrained: p}\n"),
-             Contains(":2: tasks.sts.combine: cosine compares two separately encoded sentences: it needs "
+             Contains(":2: tasks.sts.combine: cosine combines two separately encoded sentences: it needs "
                       "pair_mode: siamese"));
   CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {pretrained: p, pals: {kind: parallel, rank: 100}}\n"),
              Contains("model.pals.heads: rank 100 must be a multiple of heads 6"));

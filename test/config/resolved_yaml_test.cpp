@@ -208,7 +208,7 @@ TEST_CASE("the resolved YAML names every key", "[resolved_yaml]") {
   t.train = "a";
   c.tasks.push_back(t);
   const auto text = mtbert::resolved_yaml(c);
-  for (const char* key : {"\nseed: 11711\n", "\n  config: {}\n", "\n    train_from: []\n", "\n      radius: 0\n",
+  for (const char* key : {"\nseed: 11711\n", "\n  config: {}\n", "\n    train_from: []\n", "\n      radius: 1e-05\n",
                           "\n    anneal_min: 0.2\n", "\n  on_bad_row: \"error\"\n", "\n    final_lr: 0\n",
                           "\n  lr: 1e-05\n"}) {
     INFO(key);

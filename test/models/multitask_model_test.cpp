@@ -6,7 +6,9 @@
 
 #include "config/experiment_config.h"
 #include "core/user_error.h"
+#include "models/bert_layer.h"
 #include "models/multitask_model.h"
+#include "models/parallel_pals.h"
 #include "support/pal_reference.h"
 #include "support/test_support.h"
 #include "support/tiny_multitask.h"
@@ -120,14 +122,14 @@ TEST_CASE("forward = heads on pooled encodings; the halves compose to forward", 
   // Siamese: each text encoded on its own, pooler outputs compared by cosine.
   auto enc_b = model->bert->forward(b.input_ids, b.attention_mask, b.token_type_ids);
   auto cos = torch::cosine_similarity(enc.pooler_output, enc_b.pooler_output, 1);
-  CHECK(torch::allclose(model->forward("sts", {a, b}), 2.5 * (cos + 1), 1e-6, 1e-6));
+  CHECK(torch::allclose(model->forward("sts", {a, b}), 5.0 * cos, 1e-6, 1e-6));  // the default cosine map
 
   for (const auto& [task, segments] : std::vector<std::pair<std::string, std::vector<TokenBatch>>>{
            {"sst", {a}}, {"para", {a}}, {"sts", {a, b}}}) {
     INFO(task);
     auto out = model->forward(task, segments);
     CHECK(torch::equal(model->forward_embedded(task, model->embed(task, segments), segments), out));
-    CHECK(torch::equal(model->forward_from_word_embeddings(task, model->word_embed(task, segments), segments), out));
+    CHECK(torch::equal(model->forward_from_embedding_sums(task, model->embedding_sums(task, segments), segments), out));
   }
 }
 
@@ -321,4 +323,33 @@ TEST_CASE("PAL settings that cannot work are user errors", "[models][multitask][
                   UserError);
   CHECK_THROWS_AS(MultitaskModel(tiny_encoder(tiny_config()), three_heads(), PalConfig{PalKind::top, 0, 1}),
                   UserError);
+}
+
+TEST_CASE("a parallel PAL joins each layer as LN(a + FFN(a) + PAL_l(h)), h the layer's input",
+          "[models][multitask][pals]") {
+  auto model = tiny_pal_model(PalKind::parallel);
+  {
+    // A decoder far from zero, so that a misplaced PAL cannot hide.
+    torch::NoGradGuard no_grad;
+    for (const auto& p : model->named_parameters())
+      if (p.key().find("pals.sst.decoder.") == 0) p.value().normal_(0, 0.5);
+  }
+  torch::manual_seed(8);
+  const auto batch = tiny_batch(3, 6);
+  torch::NoGradGuard no_grad;
+  const auto embedded = model->embed("sst", {batch})[0];
+  const auto bias = attention_bias_from_mask(batch.attention_mask, embedded.scalar_type());
+  EncoderContext ctx;
+  ctx.attention_bias = bias;
+  auto pals = std::dynamic_pointer_cast<ParallelPalsImpl>((*model->pals)["sst"]);
+  REQUIRE(pals);
+  auto h = embedded;
+  for (size_t l = 0; l < model->bert->encoder->layer->size(); ++l) {
+    auto& layer = *model->bert->encoder->layer[l]->as<BertLayer>();
+    const auto a = layer.attention(h, ctx, torch::Tensor());
+    const auto ffn = layer.output->dense(layer.intermediate(a));
+    h = layer.output->LayerNorm(a + ffn + pals->forward(static_cast<int64_t>(l), h, bias));
+  }
+  const auto got = model->encode_segment("sst", embedded, batch).last_hidden_state;
+  CHECK(test::max_abs_diff(got, h) < 1e-5);
 }

@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "config/experiment_config.h"
 #include "core/user_error.h"
 #include "models/task_head.h"
 #include "support/test_support.h"
@@ -93,24 +94,56 @@ TEST_CASE("Head layouts: linear widths, siamese [u, v, |u-v|, u*v]", "[models][h
   auto cosine = make_head(head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine), H);
   CHECK(!cosine->classifier);
   CHECK(cosine->parameters().empty());
+
+  // [u, v] -> linear: 1 * (1 - 2 + 3) + 10 * (2 + 1 - 1) + 0.5 = 22.5.
+  auto uv = make_head(head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::uv), H);
+  REQUIRE(uv->classifier->weight.sizes() == torch::IntArrayRef({1, 2 * H}));
+  {
+    torch::NoGradGuard no_grad;
+    for (int64_t k = 0; k < 2 * H; ++k) uv->classifier->weight[0][k] = std::pow(10.0, k / H);
+    uv->classifier->bias.fill_(0.5);
+  }
+  CHECK(uv->forward({u, v}).item<double>() == Approx(22.5));
 }
 
-TEST_CASE("Cosine heads map [-1, 1] onto [0, 5] and clamp(cos, 0, 1)", "[models][heads]") {
-  auto sts = make_head(head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine));
-  auto para = make_head(head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine));
+TEST_CASE("A sentence projection maps each sentence vector before the combination", "[models][heads]") {
+  const int64_t H = 3;
+  auto spec = head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine);
+  spec.sentence_projection = true;
+  auto head = make_head(spec, H);
+  REQUIRE(head->projection);
+  CHECK(head->projection->weight.sizes() == torch::IntArrayRef({H, H}));
+  auto u = torch::tensor({{1.f, -2.f, 3.f}}), v = torch::tensor({{2.f, 1.f, -1.f}});
+  auto pu = head->projection(u), pv = head->projection(v);
+  CHECK(torch::allclose(head->forward({u, v}), 5 * torch::cosine_similarity(pu, pv, 1)));
+  // Only siamese pairs have two sentences to project.
+  auto cross = head_spec("para", TaskTarget::binary, 0, PairMode::cross);
+  cross.sentence_projection = true;
+  CHECK_THROWS_WITH(validate_head_spec(cross, true), Catch::Contains("tasks.para.sentence_projection"));
+}
+
+TEST_CASE("Cosine maps: 5 cos, 5 ReLU(cos), 2.5 (cos + 1); probabilities in [0, 1]", "[models][heads]") {
   auto u = torch::tensor({{1., 2., 0.}, {1., 2., 0.}, {1., 0., 0.}, {3., 4., 0.}}, torch::kDouble);
   // same direction (cos 1), opposite (-1), orthogonal (0), cos = 3/5 = 0.6.
   auto v = torch::tensor({{2., 4., 0.}, {-1., -2., 0.}, {0., 5., 0.}, {1., 0., 0.}}, torch::kDouble);
-  auto score = sts->forward({u, v});
-  CHECK(score[0].item<double>() == Approx(5.0));
-  CHECK(score[1].item<double>() == Approx(0.0).margin(1e-12));
-  CHECK(score[2].item<double>() == Approx(2.5));
-  CHECK(score[3].item<double>() == Approx(2.5 * 1.6));
-  auto prob = para->forward({u, v});
-  CHECK(prob[0].item<double>() == Approx(1.0));
-  CHECK(prob[1].item<double>() == 0.0);
-  CHECK(prob[2].item<double>() == Approx(0.0).margin(1e-12));
-  CHECK(prob[3].item<double>() == Approx(0.6));
+  struct Expected {
+    CosineMap map;
+    std::vector<double> score, probability;
+  };
+  for (const auto& e : std::vector<Expected>{{CosineMap::scaled, {5, -5, 0, 3}, {1, 0, 0, 0.6}},
+                                             {CosineMap::relu, {5, 0, 0, 3}, {1, 0, 0, 0.6}},
+                                             {CosineMap::shifted, {5, 0, 2.5, 4}, {1, 0, 0.5, 0.8}}}) {
+    INFO(enum_name(e.map));
+    auto sts_spec = head_spec("sts", TaskTarget::regression, 0, PairMode::siamese, PairCombine::cosine);
+    auto para_spec = head_spec("para", TaskTarget::binary, 0, PairMode::siamese, PairCombine::cosine);
+    sts_spec.cosine_map = para_spec.cosine_map = e.map;
+    auto score = make_head(sts_spec)->forward({u, v});
+    auto prob = make_head(para_spec)->forward({u, v});
+    for (int64_t i = 0; i < 4; ++i) {
+      CHECK(score[i].item<double>() == Approx(e.score[i]).margin(1e-12));
+      CHECK(prob[i].item<double>() == Approx(e.probability[i]).margin(1e-12));
+    }
+  }
 }
 
 TEST_CASE("Losses by hand", "[models][heads]") {

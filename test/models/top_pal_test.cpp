@@ -10,18 +10,18 @@
 
 using namespace mtbert;
 
-TEST_CASE("a top PAL has (Hr + r) + 3 (r^2 + r) + 2r + (4r^2 + 4r) + (4r^2 + r) + (rH + H) parameters", "[pals]") {
+TEST_CASE("a top PAL has (Hr + r) + 4 (r^2 + r) + 2r + (4r^2 + 4r) + (4r^2 + r) + (rH + H) parameters", "[pals]") {
   const ModelConfig c = test::tiny_config();
   const int64_t H = c.hidden_size;
   for (const int64_t r : {4, 6}) {
     TopPal pal(c, PalConfig{PalKind::top, r, 2});
     int64_t n = 0;
     for (const auto& p : pal->parameters()) n += p.numel();
-    CHECK(n == (H * r + r) + 3 * (r * r + r) + 2 * r + (4 * r * r + 4 * r) + (4 * r * r + r) + (r * H + H));
+    CHECK(n == (H * r + r) + 4 * (r * r + r) + 2 * r + (4 * r * r + 4 * r) + (4 * r * r + r) + (r * H + H));
   }
 }
 
-TEST_CASE("a top PAL is V_D(FFN(LN(x + MH(x)))) of x = V_E h", "[pals]") {
+TEST_CASE("a top PAL is V_D(FFN(LN(x + MH(x) W^o))) of x = V_E h", "[pals]") {
   torch::manual_seed(4);
   const ModelConfig c = test::tiny_config();
   TopPal pal(c, PalConfig{PalKind::top, 6, 2});
@@ -36,8 +36,10 @@ TEST_CASE("a top PAL is V_D(FFN(LN(x + MH(x)))) of x = V_E h", "[pals]") {
   const auto h = torch::randn({3, 5, c.hidden_size});
   auto x = test::affine(h, pal->encoder->weight, pal->encoder->bias);
   const auto& a = pal->attention;
-  auto y = x + test::reference_attention(x, in.attention_mask, 2, a->query->weight, a->query->bias, a->key->weight,
+  REQUIRE(a->output);
+  auto heads = test::reference_attention(x, in.attention_mask, 2, a->query->weight, a->query->bias, a->key->weight,
                                          a->key->bias, a->value->weight, a->value->bias);
+  auto y = x + test::affine(heads, a->output->weight, a->output->bias);
   const auto mean = y.mean(-1, true), var = (y - mean).pow(2).mean(-1, true);
   y = (y - mean) / torch::sqrt(var + c.layer_norm_eps) * pal->LayerNorm->weight + pal->LayerNorm->bias;
   y = test::affine(test::reference_gelu(test::affine(y, pal->intermediate->weight, pal->intermediate->bias)),

@@ -28,9 +28,11 @@ B: literal, as Algorithm 1 of the paper: the [N, 2k] products Qc Kr^T and
    over (i, j), with row(i, j) from a scalar implementation of the bucket
    formula in Python's math module; softmax, LayerNorm and GELU spelt out.
 
-EMD (mtbert's "emd_layers" key): that many extra passes through the last
-layer; the first with queries H + absolute position embeddings and keys/values
-H, each next with the previous output as queries (keys/values stay H).
+EMD (mtbert's "emd_layers" key), as DeBERTa's decoder: the layers run up to
+the second-to-last, whose output H_{L-1} is the keys/values of that many
+passes through the last layer (in place of its own pass); the first pass's
+queries are H_{L-1} + absolute position embeddings, each next pass's the
+previous output.
 """
 import math
 
@@ -153,9 +155,9 @@ def forward_a(weights, config, input_ids, attention_mask, token_type_ids=None, a
                             (hidden,), w[f"{p}output.LayerNorm.weight"], w[f"{p}output.LayerNorm.bias"], eps)
 
     layers = config["num_hidden_layers"]
-    for i in range(layers):
-        x = layer(i, x, x)
     emd = config.get("emd_layers", 0)
+    for i in range(layers - 1 if emd > 0 else layers):
+        x = layer(i, x, x)
     if emd > 0:
         query = x + w["embeddings.position_embeddings.weight"][:n][None]
         for _ in range(emd):
@@ -226,9 +228,9 @@ def forward_b(weights, config, input_ids, attention_mask, token_type_ids=None):
         return _layer_norm_b(x1 + _linear_b(inner, w, f"{p}output.dense"), w, f"{p}output.LayerNorm", eps)
 
     layers = config["num_hidden_layers"]
-    for i in range(layers):
-        x = layer(i, x, x)
     passes = config.get("emd_layers", 0)
+    for i in range(layers - 1 if passes else layers):
+        x = layer(i, x, x)
     if passes:
         query = x + w["embeddings.position_embeddings.weight"][torch.arange(n)][None]
         for _ in range(passes):

@@ -75,8 +75,9 @@ TEST_CASE("a bad table file is one line naming file, line and key", "[report_tab
 
 TEST_CASE("the committed tables name runs of their sweeps, with the papers' seed", "[report_table]") {
   const auto tables = mtbert::test::source_dir() / "experiments" / "tables";
+  // The PAL table has one row the report does not: Stickland & Murray's parallel PALs.
   const std::vector<std::pair<std::string, size_t>> expected{
-      {"deberta_table2.yaml", 6}, {"final_table1.yaml", 5}, {"pal_table1.yaml", 4}};
+      {"deberta_table2.yaml", 6}, {"final_table1.yaml", 5}, {"pal_table1.yaml", 5}};
   for (const auto& [file, rows] : expected) {
     INFO(file);
     const auto table = mtbert::load_report_table(tables / file);
@@ -88,7 +89,8 @@ TEST_CASE("the committed tables name runs of their sweeps, with the papers' seed
     for (const auto& row : table.rows) {
       INFO(row.run);
       CHECK(std::count_if(runs.begin(), runs.end(), [&](const mtbert::SweepRun& r) { return r.group == row.run; }) == 1);
-      CHECK(row.paper.size() == table.columns.size());
+      const bool extra_row = row.run == "finetuned_pal_parallel";
+      CHECK(row.paper.size() == (extra_row ? 0 : table.columns.size()));
     }
   }
   CHECK(mtbert::expand_sweep(mtbert::load_sweep(mtbert::test::source_dir() / "experiments" / "sweeps" / "example.yaml"),

@@ -137,7 +137,7 @@ def test_attention_maps_deberta_match_reference():
     processor = spm.SentencePieceProcessor(model_file=str(SPM))
     tokens = ["[CLS]", *processor.encode("a boring plot", out_type=str), "[SEP]",
               *processor.encode("fun actors", out_type=str), "[SEP]"]
-    out, _ = check_attention_file(WORK / "att.pt", ["layer.0", "layer.1", "emd.0", "emd.1"], 4, tokens)
+    out, _ = check_attention_file(WORK / "att.pt", ["layer.0", "emd.0", "emd.1"], 4, tokens)  # EMD in the last layer's place
     expected = []
     ids = out["input_ids"][None]
     deberta_reference.forward_a(weights, config, ids, torch.ones_like(ids), attentions=expected)

@@ -124,6 +124,22 @@ def test_info_describes_the_folder():
     assert info["tokenizer"] == {"kind": "wordpiece", "vocab_size": len(VOCAB)}
     assert info["config"]["hidden_size"] == 16
 
+    # A folder without a tokenizer is still a model, as encode --input takes it.
+    bare = WORK / "models" / "unseen-info-bare"
+    subprocess.run(["cp", "-r", str(model), str(bare)], check=True)
+    (bare / "vocab.txt").unlink()
+    result = mtbert("info", "--model", bare, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["tokenizer"] is None
+    # A vocabulary larger than the embedding table is refused, by info and encode alike.
+    big = WORK / "models" / "unseen-info-big-vocab"
+    subprocess.run(["cp", "-r", str(model), str(big)], check=True)
+    with open(big / "vocab.txt", "a") as vocab:
+        vocab.writelines(f"extra{i}\n" for i in range(config["vocab_size"]))
+    expect_error(["info", "--model", big], "pieces but the model's vocab_size is")
+    expect_error(["encode", "--model", big, "--text", "hi", "--output", WORK / "big.pt"],
+                 "pieces but the model's vocab_size is")
+
 
 def expect_error(args, pattern):
     result = mtbert(*args)

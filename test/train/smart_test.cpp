@@ -1,7 +1,8 @@
 // SMART, SiFT and the momentum teacher on tiny models: zero perturbation gives
 // zero, larger perturbations a larger regularizer, gradients reach the encoder
-// but never the perturbation, the ascent step checked in closed form on a
-// linear model, and the EMA update exactly.
+// but never the perturbation, both ascent updates checked in closed form on
+// linear models (regression and classification), and the EMA update and its
+// schedule exactly.
 #include <torch/torch.h>
 
 #include "models/multitask_model.h"
@@ -75,7 +76,10 @@ TEST_CASE("SMART and SiFT: zero perturbation gives a zero regularizer", "[train]
     smart.step_size = 0.5;
     smart.steps = 3;
     sift.step_size = 0.5;
-    CHECK(smart_value(model, b, smart) == 0.0);
+    for (SmartUpdate update : {SmartUpdate::projected, SmartUpdate::normalized}) {
+      smart.update = update;
+      CHECK(smart_value(model, b, smart) == 0.0);
+    }
     CHECK(sift_value(model, b, sift) == 0.0);
   }
 }
@@ -84,7 +88,8 @@ TEST_CASE("SMART and SiFT regularizers grow with the perturbation size", "[train
   auto model = tiny_model();
   for (const auto& b : batches()) {
     INFO(b.task);
-    SmartConfig smart;  // sigma = 1e-5, K = 1
+    SmartConfig smart;  // sigma = 1e-5, K = 1, projected
+    smart.radius = 10;  // a ball the steps do not reach
     SiftConfig sift;
     double previous_smart = 0, previous_sift = 0;
     for (double eta : {1e-3, 1e-2, 1e-1}) {
@@ -207,7 +212,27 @@ TEST_CASE("SMART's ascent step on a linear model, in closed form", "[train][smar
               (2 * r.abs().unsqueeze(1) * w.abs().max() + config.epsilon);
   auto expected = noise.clone();
   expected.select(1, 0).add_(step);
+  // Projected: with a ball the step stays inside, the step itself ...
+  config.radius = 1.0;
+  torch::manual_seed(43);
+  delta = smart_perturbation(model, "lin", segments, embedded, clean, config)[0];
   CHECK(torch::allclose(delta, expected, 1e-5, 1e-9));
+  // ... and with a small ball, its clamp.
+  config.radius = 0.03;
+  torch::manual_seed(43);
+  auto projected = smart_perturbation(model, "lin", segments, embedded, clean, config)[0];
+  CHECK(torch::allclose(projected, expected.clamp(-0.03, 0.03), 1e-5, 1e-9));
+  // Normalized (the public code): (noise + eta g) / (max_h |noise + eta g| + epsilon), per token.
+  config.update = SmartUpdate::normalized;
+  torch::manual_seed(43);
+  auto normalized = smart_perturbation(model, "lin", segments, embedded, clean, config)[0];
+  auto climbed = noise.clone();
+  climbed.select(1, 0).add_(config.step_size * 2 * r.unsqueeze(1) * w);
+  // Values of order 1 in float32: an absolute tolerance of a few ulps.
+  CHECK(torch::allclose(normalized, climbed / (climbed.abs().amax(-1, true) + config.epsilon), 1e-5, 1e-6));
+  CHECK(normalized.abs().amax(-1).min().item<double>() > 0.999);  // every token at l_inf ~1
+  config.update = SmartUpdate::projected;
+  config.radius = 1.0;
   // Each first token moved by eta m / (m + epsilon), m = max|g| (here about
   // 1e-3, so just under eta) in the l_inf norm; the rest not at all.
   auto moved = (delta - noise).abs().amax(-1);  // [B, N]
@@ -215,53 +240,113 @@ TEST_CASE("SMART's ascent step on a linear model, in closed form", "[train][smar
   CHECK(moved.select(1, 0).min().item<double>() > 0.99 * config.step_size);
   CHECK(moved.narrow(1, 1, 4).max().item<double>() == 0.0);
 
-  // epsilon stabilizes: a gradient far below it gives a step far below eta.
+  // epsilon guards the division: a gradient far below it gives a step far below eta.
   config.epsilon = 1e3;
   torch::manual_seed(43);
   auto damped = smart_perturbation(model, "lin", segments, embedded, clean, config)[0];
   CHECK((damped - noise).abs().max().item<double>() < 1e-3 * config.step_size);
 }
 
-TEST_CASE("SiFT perturbs the normalized word embeddings, one step normalized per token", "[train][smart]") {
+TEST_CASE("SMART's ascent step for classification matches the symmetric KL's closed-form gradient",
+          "[train][smart]") {
+  // No layers, cls pooling, a 3-class head: the logits are z' = W (e_0 +
+  // delta_0) + c, linear in the first token's embedding output. With
+  // l = log p' - log p (p' = softmax(z'), p = softmax(z) the clean ones),
+  // d/dz' of KL(p'||p) + KL(p||p') is p' * (l - <p', l>) + p' - p, so the
+  // ascent gradient of the batch sum is g_b0 = W^T (that), zero elsewhere.
+  torch::manual_seed(61);
+  MultitaskModel model(tiny_encoder(tiny_config(/*layers=*/0)),
+                       std::vector<HeadSpec>{head_spec("cls3", TaskTarget::classes, 3)});
+  model->eval();
+  torch::manual_seed(62);
+  std::vector<TokenBatch> segments = {tiny_batch(4, 6)};
+  auto embedded = model->embed("cls3", segments);
+  auto clean = model->forward_embedded("cls3", embedded, segments);
+  SmartConfig config;
+  config.noise_std = 0.05;
+  config.step_size = 0.01;
+  config.radius = 1.0;
+  torch::manual_seed(63);
+  auto noise = torch::randn_like(embedded[0]) * config.noise_std;
+
+  torch::NoGradGuard no_grad;
+  auto W = model->head("cls3")->classifier->weight.detach().to(torch::kDouble);  // [3, H]
+  auto z = clean.detach().to(torch::kDouble);
+  auto z_perturbed = z + noise.select(1, 0).to(torch::kDouble).matmul(W.t());
+  auto p = torch::softmax(z, -1), q = torch::softmax(z_perturbed, -1);
+  auto l = q.log() - p.log();
+  auto dz = q * (l - (q * l).sum(-1, true)) + q - p;
+  auto g0 = dz.matmul(W);  // [B, H]
+  auto g = torch::zeros_like(noise, torch::kDouble);
+  g.select(1, 0).copy_(g0);
+
+  for (SmartUpdate update : {SmartUpdate::projected, SmartUpdate::normalized}) {
+    config.update = update;
+    INFO((update == SmartUpdate::projected ? "projected" : "normalized"));
+    torch::AutoGradMode enable(true);  // smart_perturbation takes gradients itself
+    torch::manual_seed(63);
+    auto delta = smart_perturbation(model, "cls3", segments, embedded, clean, config)[0];
+    auto expected = smart_ascent_update(noise.to(torch::kDouble), g, config);
+    CHECK(torch::allclose(delta.to(torch::kDouble), expected, 1e-4, 1e-7));
+  }
+}
+
+TEST_CASE("SiFT perturbs the normalized embedding sum, one step normalized per token", "[train][smart]") {
   torch::manual_seed(51);
   MultitaskModel model(tiny_encoder(tiny_config(/*layers=*/0)), std::vector<HeadSpec>{head_spec("sst", TaskTarget::classes, 3)});
   model->eval();
   torch::manual_seed(52);
   std::vector<TokenBatch> segments = {tiny_batch(3, 5)};
   auto clean = model->forward("sst", segments);
-  SiftConfig config;
-  config.noise_std = 0.01;
+  SiftConfig config;  // DeBERTa's: sigma 1e-2, eta 1e-4, weight 3
+  CHECK(config.noise_std == 1e-2);
+  CHECK(config.step_size == 1e-4);
+  CHECK(config.weight == 3.0);
   config.step_size = 0.1;
   torch::manual_seed(53);
   auto delta = sift_perturbation(model, "sst", segments, clean, config)[0];
+  auto sums = model->embedding_sums("sst", segments)[0].detach();
   torch::manual_seed(53);
-  auto words = model->word_embed("sst", segments)[0];
-  auto noise = (torch::randn_like(words) * config.noise_std).clamp(-2 * config.noise_std, 2 * config.noise_std);
+  auto noise = (torch::randn_like(sums) * config.noise_std).clamp(-2 * config.noise_std, 2 * config.noise_std);
 
+  // A LayerNorm sees the perturbed sum as it sees DeBERTa's LN0(x) + delta
+  // (LN0: no affine, DeBERTa's eps 1e-7): LayerNorm ignores shift and scale.
+  const int64_t H = sums.size(-1);
+  auto ln0 = [&](const torch::Tensor& x) { return torch::layer_norm(x, {H}, {}, {}, kSiftLayerNormEps); };
+  CHECK(torch::allclose(ln0(sift_perturbed_sum(sums, delta)), ln0(ln0(sums) + delta), 1e-4, 1e-5));
   // With no layers only the first token reaches the head: it moves by just
   // under eta in the l_inf norm, the others keep their noise.
   auto moved = (delta - noise).abs().amax(-1);
   CHECK(moved.select(1, 0).max().item<double>() <= config.step_size);
   CHECK(moved.select(1, 0).min().item<double>() > 0.99 * config.step_size);
   CHECK(moved.narrow(1, 1, 4).max().item<double>() == 0.0);
-
-  // The words fed to the model are w + s * delta, s each token's standard
-  // deviation (the non-affine LayerNorm's scale), and the step climbs the
-  // divergence.
-  auto scale = sift_scale(words);
-  CHECK(torch::allclose(scale.squeeze(-1), (words.var(-1, false) + kSiftLayerNormEps).sqrt()));
+  // The step climbs the divergence.
+  // What the model is fed: x + s delta, s each token's standard deviation,
+  // which the embedding LayerNorm normalizes to LN0(x) + delta.
+  auto scale = (sums.var(-1, false, true) + kSiftLayerNormEps).sqrt();
   auto divergence_at = [&](const torch::Tensor& d) {
     torch::NoGradGuard no_grad;
-    auto out = model->forward_from_word_embeddings("sst", {words + scale * d}, segments);
+    auto out = model->forward_from_embedding_sums("sst", {sift_perturbed_sum(sums, d)}, segments);
+    CHECK(torch::allclose(sift_perturbed_sum(sums, d), sums + scale * d, 1e-5, 1e-6));
     return model->head("sst")->divergence(out, clean).item<double>();
   };
   CHECK(divergence_at(delta) > divergence_at(noise));
 }
 
+TEST_CASE("Bregman momentum: 0.99 for the first 10% of the steps, then 0.999", "[train][smart]") {
+  SmartConfig config;
+  CHECK(bregman_momentum(config, 0, 1000) == 0.99);
+  CHECK(bregman_momentum(config, 99, 1000) == 0.99);
+  CHECK(bregman_momentum(config, 100, 1000) == 0.999);
+  CHECK(bregman_momentum(config, 999, 1000) == 0.999);
+  config.late_momentum_after = 1.0;
+  CHECK(bregman_momentum(config, 999, 1000) == 0.99);
+}
+
 TEST_CASE("MomentumTeacher: EMA update and Bregman term", "[train][smart]") {
   auto model = tiny_model();
   const double beta = 0.99;
-  MomentumTeacher teacher(model, beta);
+  MomentumTeacher teacher(model);
   CHECK(!teacher.teacher()->is_training());
   for (const auto& p : teacher.teacher()->parameters()) CHECK(!p.requires_grad());
 
@@ -284,7 +369,7 @@ TEST_CASE("MomentumTeacher: EMA update and Bregman term", "[train][smart]") {
   CHECK(before > 0);
   CHECK(teacher.bregman_term(model, b.task, b.segments, student, 3.0).item<double>() == Approx(3 * before));
 
-  teacher.update(model);
+  teacher.update(model, beta);
   auto teacher_params = teacher.teacher()->parameters();
   auto new_params = model->parameters();
   for (size_t i = 0; i < new_params.size(); ++i) {
