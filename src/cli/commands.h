@@ -19,6 +19,8 @@ void add_predict_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_pretrain_command(CLI::App& app);
+void add_fill_mask_command(CLI::App& app);
 
 // A subcommand that ends without an error but not with success either (a
 // training run stopped by a signal: 128 + the signal) sets its exit code here.

@@ -63,6 +63,10 @@ void run_encode(const EncodeArgs& args) {
 
   std::map<std::string, torch::Tensor> result{{"last_hidden_state", out.last_hidden_state}};
   if (out.pooler_output.defined()) result.emplace("pooler_output", out.pooler_output);
+  // The head reads the same last hidden state: project it, no second pass.
+  if (!pretrained.mlm_head.empty())
+    result.emplace("mlm_logits", masked_lm_of(pretrained)->predictions(
+                                     out.last_hidden_state, pretrained.model->embeddings->word_embeddings->weight));
   if (!args.texts.empty()) {
     // With --text the ids are ours: hand them back so the output is self-describing.
     result.emplace("input_ids", inputs.input_ids);
@@ -79,7 +83,7 @@ void run_encode(const EncodeArgs& args) {
 
 void add_encode_command(CLI::App& app) {
   auto args = std::make_shared<EncodeArgs>();
-  auto* cmd = app.add_subcommand("encode", "Run a converted model; write last_hidden_state and pooler_output");
+  auto* cmd = app.add_subcommand("encode", "Run a model folder; write last_hidden_state, pooler_output and, with an MLM head, mlm_logits");
   cmd->add_option("--model", args->model_dir, "Model folder (from scripts/convert_hf_checkpoint.py)")
       ->required()
       ->check(CLI::ExistingDirectory);

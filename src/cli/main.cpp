@@ -31,9 +31,11 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   mtbert::cli::add_tokenize_command(app);
   mtbert::cli::add_encode_command(app);
+  mtbert::cli::add_fill_mask_command(app);
   mtbert::cli::add_info_command(app);
   mtbert::cli::add_attention_command(app);
   mtbert::cli::add_train_command(app);
+  mtbert::cli::add_pretrain_command(app);
   mtbert::cli::add_eval_command(app);
   mtbert::cli::add_predict_command(app);
   mtbert::cli::add_sweep_command(app);

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cli/run_folder_checks.h"
 #include "cli/run_reporting.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
@@ -35,31 +36,6 @@ struct TrainArgs {
   bool no_progress = false;
   std::string command;
 };
-
-// A run folder that must not be overwritten: say what to do instead. A folder
-// holding only train.log is fresh: a sweep or a cluster job opened the log
-// before starting the run.
-void check_fresh_run_folder(const RunDirectory& run) {
-  const fs::path root = run.root();
-  switch (inspect_run(root).status) {
-    case RunStatus::missing: break;
-    case RunStatus::running: throw UserError(fmt::format("{} is being trained by another process", root.string()));
-    case RunStatus::finished:
-    case RunStatus::early_stopped:
-      throw UserError(fmt::format("{} already holds a finished run; choose another --out or remove it", root.string()));
-    case RunStatus::interrupted:
-      throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert train --resume {}",
-                                  root.string(), root.string()));
-    case RunStatus::failed: break;
-  }
-  if (!fs::exists(root)) return;
-  const bool only_log = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),
-                                                              [&](const fs::directory_entry& entry) {
-                                                                return entry.path() == run.train_log();
-                                                              });
-  if (!only_log)
-    throw UserError(fmt::format("{} exists and is not a run folder; choose another --out", root.string()));
-}
 
 void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const TrainArgs& args) {
   Trainer trainer(experiment, run);
@@ -118,7 +94,7 @@ void run_train(TrainArgs& args) {
   ExperimentConfig config =
       load_experiment(config_path, overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
-  check_fresh_run_folder(run);
+  check_fresh_run_folder(run, "train");
   const bool existed = fs::exists(run.root());
   run.create();
   const RunLock lock(run.root());

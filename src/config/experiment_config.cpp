@@ -23,24 +23,6 @@ namespace {
 // Rules that relate several keys (single values are checked as they are read,
 // by the schema), each reported at the origin of the value concerned.
 
-void check_model(ConfigReader r, const ModelSection& m) {
-  // Types of the keys the encoder knows are checked now; their values once
-  // merged with the pretrained config.
-  model_config_from_json(m.config, fmt::format("{}: {}", r.origin("config").describe(), r.key_path("config")));
-  r.section("pals").check(m.pals.rank % m.pals.heads == 0, "heads",
-                          fmt::format("rank {} must be a multiple of heads {} (each head gets rank / heads features)",
-                                      m.pals.rank, m.pals.heads));
-  ConfigReader tr = r.section("tokenizer");
-  const TokenizerConfig& t = m.tokenizer;
-  tr.check(t.kind != TokenizerKind::automatic || !m.pretrained.empty(), "kind",
-           "\"auto\" uses the tokenizer of model.pretrained, which is not set: set model.pretrained, or choose "
-           "wordpiece (with vocab) or sentencepiece (with model)");
-  tr.check(t.kind != TokenizerKind::wordpiece || !t.vocab.empty(), "vocab",
-           "kind wordpiece needs vocab: the path of a vocab.txt");
-  tr.check(t.kind != TokenizerKind::sentencepiece || !t.model.empty() || !t.train_from.empty(), "model",
-           "kind sentencepiece needs model (the path of an spm.model) or train_from (texts to train one on, "
-           "into the run folder)");
-}
 
 void check_task(ConfigReader tasks, const TaskConfig& t) {
   tasks.check(is_config_word(t.name), t.name, "a task name may only hold letters, digits, _ and -");
@@ -92,7 +74,7 @@ void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
           fmt::format("\"{}\" cannot name a run folder: use letters, digits and punctuation other than /", c.name));
   r.check(!c.tasks.empty(), "tasks", "no tasks: add at least one, e.g. tasks: {sst: {train: data/ids-sst-train.csv}}");
   for (const auto& task : c.tasks) check_task(r.section("tasks"), task);
-  check_model(r.section("model"), c.model);
+  check_model_section(r.section("model"), c.model);
   ConfigReader train = r.section("train");
   check_train(train, c.train);
 
@@ -128,8 +110,27 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
   return load_experiment(path, from_command_line, overlays);
 }
 
-ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
-                                 const std::vector<std::filesystem::path>& overlays) {
+void check_model_section(ConfigReader r, const ModelSection& m) {
+  // Types of the keys the encoder knows are checked now; their values once
+  // merged with the pretrained config.
+  model_config_from_json(m.config, fmt::format("{}: {}", r.origin("config").describe(), r.key_path("config")));
+  r.section("pals").check(m.pals.rank % m.pals.heads == 0, "heads",
+                          fmt::format("rank {} must be a multiple of heads {} (each head gets rank / heads features)",
+                                      m.pals.rank, m.pals.heads));
+  ConfigReader tr = r.section("tokenizer");
+  const TokenizerConfig& t = m.tokenizer;
+  tr.check(t.kind != TokenizerKind::automatic || !m.pretrained.empty(), "kind",
+           "\"auto\" uses the tokenizer of model.pretrained, which is not set: set model.pretrained, or choose "
+           "wordpiece (with vocab) or sentencepiece (with model)");
+  tr.check(t.kind != TokenizerKind::wordpiece || !t.vocab.empty(), "vocab",
+           "kind wordpiece needs vocab: the path of a vocab.txt");
+  tr.check(t.kind != TokenizerKind::sentencepiece || !t.model.empty() || !t.train_from.empty(), "model",
+           "kind sentencepiece needs model (the path of an spm.model) or train_from (texts to train one on, "
+           "into the run folder)");
+}
+
+ConfigNode load_config_layers(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
+                              const std::vector<std::filesystem::path>& overlays) {
   ConfigNode root = load_config_with_extends(path);
   for (const auto& overlay : overlays) {
     if (!std::filesystem::is_regular_file(overlay))
@@ -142,7 +143,12 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
   }
   apply_overrides(root, overrides);
   expand_env_in_tree(root);
-  return read_experiment(root, path);
+  return root;
+}
+
+ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
+                                 const std::vector<std::filesystem::path>& overlays) {
+  return read_experiment(load_config_layers(path, overrides, overlays), path);
 }
 
 std::string resolved_yaml(const ExperimentConfig& config) {

@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config_overrides.h"
+#include "config/config_reader.h"
 #include "config/enum_names.h"
 #include "data/task_data.h"
 #include "models/head_spec.h"
@@ -350,6 +351,16 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 // The same with overrides that remember where they were written (a sweep file).
 ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
                                  const std::vector<std::filesystem::path>& overlays);
+
+// The rules across model.* keys (tokenizer kind and its files, PAL sizes),
+// for experiments and pretraining configs alike.
+void check_model_section(ConfigReader r, const ModelSection& m);
+
+// The YAML tree of a config file: its extends: chain merged, then each
+// overlay (without its name and output_dir), then the overrides, then
+// ${VAR} expanded. Shared by experiments and pretraining configs.
+ConfigNode load_config_layers(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
+                              const std::vector<std::filesystem::path>& overlays);
 
 // The fully resolved YAML (every key, defaults included), as written to a run
 // folder's config.resolved.yaml; load_experiment of it gives the same config.

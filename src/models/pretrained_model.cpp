@@ -12,6 +12,7 @@
 #include "core/json_file.h"
 #include "core/safetensors.h"
 #include "core/user_error.h"
+#include "models/masked_lm.h"
 #include "models/module_state.h"
 
 namespace mtbert {
@@ -53,6 +54,20 @@ nlohmann::json with_overrides(nlohmann::json config, const nlohmann::json& overr
   return config;
 }
 
+// Moves the MLM head's tensors out of `tensors`.
+NamedTensors take_mlm_head(NamedTensors& tensors) {
+  NamedTensors head;
+  for (auto it = tensors.begin(); it != tensors.end();) {
+    if (it->first.rfind(kMlmHeadPrefix, 0) == 0) {
+      head.insert(*it);
+      it = tensors.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return head;
+}
+
 }  // namespace
 
 PretrainedModel load_pretrained(const fs::path& dir) {
@@ -61,6 +76,7 @@ PretrainedModel load_pretrained(const fs::path& dir) {
   result.dir = dir;
   result.config = read_model_config(files.config);
   SafetensorsFile weights = read_safetensors(files.weights);
+  result.mlm_head = take_mlm_head(weights.tensors);
   const bool with_pooler = weights.tensors.count("pooler.dense.weight") > 0;
   result.model = BertModel(result.config, BertModelOptions{with_pooler});
   load_module_state(*result.model, weights.tensors, files.weights.string());
@@ -73,6 +89,7 @@ PretrainedModel load_pretrained(const fs::path& dir, const nlohmann::json& confi
   const nlohmann::json own = read_json_file(files.config);
   const ModelConfig own_config = model_config_from_json(own, files.config.string());
   SafetensorsFile weights = read_safetensors(files.weights);
+  NamedTensors mlm_head = take_mlm_head(weights.tensors);
   const bool with_pooler = weights.tensors.count("pooler.dense.weight") > 0;
   {
     // The checkpoint must be whole by its own config before anything is
@@ -91,6 +108,7 @@ PretrainedModel load_pretrained(const fs::path& dir, const nlohmann::json& confi
                                                 fmt::format("{} (config overrides {})", files.weights.string(),
                                                             config_overrides.dump()));
   result.initialized = std::move(match.missing);
+  result.mlm_head = std::move(mlm_head);
   result.unused = std::move(match.unexpected);
   if (!result.initialized.empty())
     spdlog::warn("{}: initialized {} tensor(s) the checkpoint lacks (normal, std {}): {}", dir.string(),
@@ -102,14 +120,27 @@ PretrainedModel load_pretrained(const fs::path& dir, const nlohmann::json& confi
   return result;
 }
 
-void save_pretrained(const BertModel& model, const fs::path& dir) {
+MaskedLm masked_lm_of(const PretrainedModel& pretrained) {
+  if (pretrained.mlm_head.empty())
+    throw UserError(fmt::format("{} has no masked-language-model head (cls.predictions.*): pretrain one with "
+                                "mtbert pretrain, or convert a *ForMaskedLM checkpoint",
+                                pretrained.dir.string()));
+  MaskedLm model(pretrained.model);
+  model->load_head(pretrained.mlm_head, (pretrained.dir / "model.safetensors").string());
+  model->eval();
+  return model;
+}
+
+void save_pretrained(const BertModel& model, const fs::path& dir, const NamedTensors& extra) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   nlohmann::json config = model_config_to_json(model->config());
   config["mtbert_format"] = 1;
   write_text_atomically(dir / "config.json", config.dump(2) + "\n");
-  write_safetensors(dir / "model.safetensors", module_state(*model), {{"format", "pt"}});
+  NamedTensors tensors = module_state(*model);
+  tensors.insert(extra.begin(), extra.end());
+  write_safetensors(dir / "model.safetensors", tensors, {{"format", "pt"}});
 }
 
 }  // namespace mtbert

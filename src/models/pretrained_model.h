@@ -8,7 +8,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/safetensors.h"
 #include "models/bert_model.h"
+#include "models/masked_lm.h"
 #include "models/model_config.h"
 
 namespace mtbert {
@@ -22,11 +24,14 @@ struct PretrainedModel {
   // the checkpoint's tensors the overridden model has no place for.
   std::vector<std::string> initialized;
   std::vector<std::string> unused;
+  // The masked-language-model head's tensors (cls.predictions.*, see
+  // masked_lm.h), when the folder has one; not part of `model`.
+  NamedTensors mlm_head;
 };
 
 // Reads config and weights; the pooler exists when the checkpoint has one.
 // Strict: every tensor the config implies is in the checkpoint and nothing
-// else is. Every problem (missing folder or file, bad config, a weight that
+// else is, but for an MLM head (set aside in mlm_head). Every problem (missing folder or file, bad config, a weight that
 // does not match the config) is a UserError naming the file.
 PretrainedModel load_pretrained(const std::filesystem::path& dir);
 
@@ -40,8 +45,12 @@ PretrainedModel load_pretrained(const std::filesystem::path& dir);
 // a UserError, as is an unknown key.
 PretrainedModel load_pretrained(const std::filesystem::path& dir, const nlohmann::json& config_overrides);
 
-// Writes config.json and model.safetensors into `dir` (created if needed),
-// each atomically.
-void save_pretrained(const BertModel& model, const std::filesystem::path& dir);
+// The folder's encoder with its MLM head; UserError when it has none.
+MaskedLm masked_lm_of(const PretrainedModel& pretrained);
+
+// Writes config.json and model.safetensors (the encoder's tensors and
+// `extra`, e.g. an MLM head's) into `dir` (created if needed), each
+// atomically.
+void save_pretrained(const BertModel& model, const std::filesystem::path& dir, const NamedTensors& extra = {});
 
 }  // namespace mtbert

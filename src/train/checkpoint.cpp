@@ -75,8 +75,7 @@ void load_checkpoint(const RunDirectory& run, const std::string& name, const Tra
     return dir / file;
   };
   const fs::path weights = require("model.safetensors");
-  MultitaskModel model = state.model;
-  load_module_state(*model, read_safetensors(weights).tensors, weights.string());
+  load_module_state(*state.model, read_safetensors(weights).tensors, weights.string());
   if (state.progress) {
     const fs::path file = require("state.json");
     *state.progress = train_progress_from_json(read_json_file(file), file.string());
@@ -100,7 +99,7 @@ void load_checkpoint(const RunDirectory& run, const std::string& name, const Tra
 }
 
 void load_checkpoint_weights(const RunDirectory& run, const std::string& name, MultitaskModel& model) {
-  load_checkpoint(run, name, TrainingStateRefs{model});
+  load_checkpoint(run, name, TrainingStateRefs{model.ptr()});
 }
 
 }  // namespace mtbert

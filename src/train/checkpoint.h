@@ -4,8 +4,8 @@
 // teacher, so that a resumed run continues bit for bit (on CPU) where the
 // interrupted one stopped.
 //
-// A checkpoint folder holds model.safetensors (MultitaskModel's parameter
-// names), state.json (TrainProgress), and for "last" optimizer.pt (LibTorch's
+// A checkpoint folder holds model.safetensors (the model's parameter names:
+// MultitaskModel's, or MaskedLm's when pretraining), state.json (TrainProgress), and for "last" optimizer.pt (LibTorch's
 // serialization of AdamW), rng.safetensors (LibTorch's generator states) and
 // teacher.safetensors when there is a teacher.
 #include <filesystem>
@@ -21,7 +21,7 @@
 namespace mtbert {
 
 struct TrainingStateRefs {
-  MultitaskModel model;
+  std::shared_ptr<torch::nn::Module> model;
   torch::optim::Optimizer* optimizer = nullptr;  // null: weights and progress only
   TrainProgress* progress = nullptr;
   std::mt19937_64* host_rng = nullptr;            // the trainer's own generator (PCGrad order)

@@ -93,17 +93,19 @@ fs::path write_task_texts(const ExperimentConfig& config, const fs::path& dir) {
 }
 
 // Puts the experiment's tokenizer files into the run folder's tokenizer/.
-void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) {
-  const TokenizerConfig& t = config.model.tokenizer;
-  const fs::path dir = run.tokenizer_dir();
+}  // namespace
+
+void prepare_run_tokenizer(const ModelSection& model, const fs::path& dir, uint64_t seed, const std::string& where,
+                           const std::function<fs::path()>& task_texts) {
+  const TokenizerConfig& t = model.tokenizer;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (t.kind == TokenizerKind::automatic) {
-    if (config.model.pretrained.empty())
+    if (model.pretrained.empty())
       throw UserError(fmt::format("{}: model.tokenizer.kind: auto needs model.pretrained; a randomly initialized "
                                   "model needs kind wordpiece (with vocab) or sentencepiece",
-                                  config.source.string()));
-    const fs::path from = config.model.pretrained;
+                                  where));
+    const fs::path from = model.pretrained;
     bool found = false;
     for (const char* name : {"vocab.txt", "spm.model", "tokenizer_config.json"}) {
       if (!fs::exists(from / name)) continue;
@@ -120,15 +122,15 @@ void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) 
   } else {
     std::vector<fs::path> inputs;
     for (const auto& source : t.train_from) {
-      if (source == "tasks") inputs.push_back(write_task_texts(config, dir));
+      if (source == "tasks") inputs.push_back(task_texts());
       else inputs.emplace_back(source);
     }
     if (inputs.empty())
       throw UserError(fmt::format("{}: model.tokenizer: a sentencepiece tokenizer needs an existing model or "
                                   "train_from (files, or \"tasks\" for the tasks' training texts)",
-                                  config.source.string()));
+                                  where));
     SentencePieceTrainingOptions options;
-    options.seed = static_cast<uint32_t>(config.seed);
+    options.seed = static_cast<uint32_t>(seed);
     // A small corpus (the quickstart's) cannot fill a vocabulary sized for
     // the real data sets: vocab_size is a ceiling.
     options.hard_vocab_limit = false;
@@ -143,17 +145,24 @@ void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) 
   }
 }
 
-nlohmann::json encoder_config_json(const ExperimentConfig& config, const Tokenizer& tokenizer) {
+nlohmann::json encoder_config_json(const ModelSection& model, const Tokenizer& tokenizer) {
   nlohmann::json json;
-  if (!config.model.pretrained.empty()) {
-    json = read_json_file(fs::path(config.model.pretrained) / "config.json");
+  if (!model.pretrained.empty()) {
+    json = read_json_file(fs::path(model.pretrained) / "config.json");
   } else {
     json = model_config_to_json(ModelConfig{});
     json["vocab_size"] = tokenizer.vocab_size();
     json["pad_token_id"] = tokenizer.special_ids().pad;
   }
-  json.merge_patch(config.model.config);
+  json.merge_patch(model.config);
   return json;
+}
+
+namespace {
+
+void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) {
+  prepare_run_tokenizer(config.model, run.tokenizer_dir(), config.seed, config.source.string(),
+                        [&] { return write_task_texts(config, run.tokenizer_dir()); });
 }
 
 // Everything but the weights: tokenizer from the run folder, encoder config,
@@ -229,7 +238,7 @@ Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& 
   write_text_atomically(run.resolved_config(), resolved_yaml(config));
   prepare_tokenizer(config, run);
   auto tokenizer = load_tokenizer(run.tokenizer_dir());
-  const nlohmann::json json = encoder_config_json(config, *tokenizer);
+  const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
   const ModelConfig model_config = model_config_from_json(json, config.source.string() + ": model.config");
   write_text_atomically(run.model_config(), json.dump(2) + "\n");
 

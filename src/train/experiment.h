@@ -4,6 +4,7 @@
 // for a new run, or from a run folder for resuming, evaluating and predicting
 // (which then needs neither the pretrained folder nor the training data).
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,17 @@ struct Experiment {
 
 // The head a task's config and spec ask for.
 HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec);
+
+// A run's tokenizer files in `dir` as model.tokenizer says: copied from the
+// pretrained folder or the configured files, or a SentencePiece model trained
+// there (`task_texts` writes the tasks' texts for train_from: [tasks]).
+// `where` names the config in messages.
+void prepare_run_tokenizer(const ModelSection& model, const std::filesystem::path& dir, uint64_t seed,
+                           const std::string& where, const std::function<std::filesystem::path()>& task_texts);
+
+// The encoder's HuggingFace config: the pretrained folder's (or the defaults
+// with the tokenizer's vocabulary size), model.config merged over it.
+nlohmann::json encoder_config_json(const ModelSection& model, const Tokenizer& tokenizer);
 
 // How a task's split is read under the config: its limit and subset, the bad
 // row policy, labels required except for test.

@@ -75,7 +75,7 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
 Trainer::~Trainer() = default;
 
 TrainingStateRefs Trainer::state_refs() {
-  return TrainingStateRefs{e_.model, &step_->optimizer(), &progress_, &host_rng_, step_->teacher_module()};
+  return TrainingStateRefs{e_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_, step_->teacher_module()};
 }
 
 void Trainer::restore_last_checkpoint() {
@@ -128,7 +128,7 @@ void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_
     progress_.best_step = progress_.global_step;
     progress_.best_epoch = progress_.epoch;
     progress_.evals_without_improvement = 0;
-    save_checkpoint(run_, "best", TrainingStateRefs{e_.model, nullptr, &progress_});
+    save_checkpoint(run_, "best", TrainingStateRefs{e_.model.ptr(), nullptr, &progress_});
   } else {
     ++progress_.evals_without_improvement;
   }

@@ -1,0 +1,78 @@
+#include "config/pretrain_config.h"
+
+#include <fmt/format.h>
+
+#include "config/config_reader.h"
+#include "config/schema_visitors.h"
+
+namespace mtbert {
+
+namespace {
+
+void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
+  ConfigReader r(root);
+  ConfigReader model = r.section("model");
+  check_model_section(model, c.model);
+  model.check(!c.model.freeze_encoder, "freeze_encoder", "pretraining trains the encoder: remove freeze_encoder");
+  model.section("pals").check(c.model.pals.kind == PalKind::none, "kind",
+                              "PALs are task adapters: pretraining has no tasks (remove model.pals)");
+  ConfigReader corpus = r.section("corpus");
+  corpus.check(!c.corpus.files.empty() || !c.corpus.tasks.empty(), "files",
+               "the corpus is empty: give files (plain text) and/or tasks (with experiment)");
+  corpus.check(c.corpus.tasks.empty() || !c.corpus.experiment.empty(), "experiment",
+               "tasks are read from an experiment's task list: give experiment: path/to/experiment.yaml");
+  ConfigReader masking = r.section("masking");
+  masking.check(c.masking.mask_token_fraction + c.masking.random_token_fraction <= 1.0, "random_token_fraction",
+                fmt::format("mask_token_fraction + random_token_fraction = {} is above 1",
+                            c.masking.mask_token_fraction + c.masking.random_token_fraction));
+  ConfigReader train = r.section("train");
+  train.section("schedule").check(c.train.schedule.final_lr <= c.train.lr, "final_lr",
+                                  fmt::format("the floor {} is above train.lr {}", c.train.schedule.final_lr,
+                                              c.train.lr));
+}
+
+}  // namespace
+
+PretrainConfig load_pretrain_config(const std::filesystem::path& path, const std::vector<std::string>& overrides,
+                                    const std::vector<std::filesystem::path>& overlays) {
+  std::vector<ConfigOverride> from_command_line;
+  for (const auto& text : overrides) from_command_line.push_back(ConfigOverride{text});
+  const ConfigNode root = load_config_layers(path, from_command_line, overlays);
+  PretrainConfig c;
+  c.source = path;
+  c.name = path.stem().string();
+  SchemaReader reader{ConfigReader(root)};
+  describe(reader, c);
+  reader.reader().finish({"extends"});
+  check_pretrain(root, c);
+  if (c.output_dir.empty()) c.output_dir = (std::filesystem::path("runs") / c.name).string();
+  return c;
+}
+
+std::string resolved_yaml(const PretrainConfig& config) {
+  SchemaWriter writer;
+  describe(writer, const_cast<PretrainConfig&>(config));  // the writer only reads
+  return "# Every key of this pretraining run with its value, defaults included (see "
+         "experiments/pretrain/base.yaml).\n" +
+         writer.yaml();
+}
+
+std::vector<std::string> pretrain_keys() {
+  KeyLister lister;
+  PretrainConfig config;
+  describe(lister, config);
+  return lister.keys();
+}
+
+TrainSection optimizer_settings(const PretrainTrainSection& p) {
+  TrainSection t;
+  t.lr = p.lr;
+  t.weight_decay = p.weight_decay;
+  t.adam_beta1 = p.adam_beta1;
+  t.adam_beta2 = p.adam_beta2;
+  t.adam_eps = p.adam_eps;
+  t.grad_clip = p.grad_clip;
+  return t;
+}
+
+}  // namespace mtbert

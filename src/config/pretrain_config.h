@@ -1,0 +1,122 @@
+#pragma once
+// A masked-language-model pretraining config (`mtbert pretrain`): the same
+// machinery as an experiment's (extends, overlays, key=value overrides,
+// ${VAR}, one-line errors naming file, line and key, a resolved YAML), with
+// a corpus and masking instead of tasks. experiments/pretrain/base.yaml
+// documents every key.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/experiment_config.h"
+
+namespace mtbert {
+
+struct CorpusConfig {
+  // Plain text: a sentence or paragraph per line, a blank line between documents.
+  std::vector<std::string> files;
+  // Tasks whose training sentences join the corpus: tasks of `experiment` (an
+  // experiment file, relative to the folder mtbert runs in), by name.
+  std::string experiment;
+  std::vector<std::string> tasks;
+  int64_t max_length = 128;       // tokens per segment, [CLS] and [SEP] included
+  double holdout_fraction = 0.01;  // segments held out for evaluation
+  std::string cache_dir = "runs/cache";  // token caches (data/mlm_corpus.h)
+};
+
+struct MaskingConfig {
+  double mask_prob = 0.15;
+  double mask_token_fraction = 0.8;    // of the chosen: [MASK]
+  double random_token_fraction = 0.1;  // of the chosen: a random token (the rest stay)
+  bool whole_word = false;
+};
+
+struct PretrainTrainSection {
+  int64_t max_steps = 1000;  // optimizer steps
+  int64_t batch_size = 32;
+  double lr = 5e-4;
+  double weight_decay = 0.01;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.98;
+  double adam_eps = 1e-6;
+  double grad_clip = 1.0;
+  int64_t grad_accumulation = 1;
+  ScheduleConfig schedule{ScheduleKind::linear, 0, 100, 0.0};
+  int64_t eval_every_steps = 200;
+  int64_t eval_segments = 512;  // held-out segments per evaluation (0: all)
+};
+
+struct PretrainConfig {
+  std::string name;
+  std::filesystem::path source;
+  uint64_t seed = 11711;
+  int64_t threads = 0;
+  DeviceChoice device = DeviceChoice::cpu;
+  Precision precision = Precision::fp32;
+  std::string output_dir;  // default: runs/<name>
+  std::vector<std::string> tags;
+  ModelSection model;  // pals and freeze_encoder do not apply
+  CorpusConfig corpus;
+  MaskingConfig masking;
+  PretrainTrainSection train;
+};
+
+template <class V>
+void describe(V& v, CorpusConfig& c) {
+  v.key("files", c.files);
+  v.key("experiment", c.experiment);
+  v.key("tasks", c.tasks);
+  v.key("max_length", c.max_length, AtLeast{3, "[CLS], a token, [SEP]"});
+  v.key("holdout_fraction", c.holdout_fraction, Fraction{false});
+  v.key("cache_dir", c.cache_dir);
+}
+
+template <class V>
+void describe(V& v, MaskingConfig& m) {
+  v.key("mask_prob", m.mask_prob, Fraction{false});
+  v.key("mask_token_fraction", m.mask_token_fraction, Fraction{true});
+  v.key("random_token_fraction", m.random_token_fraction, Fraction{true});
+  v.key("whole_word", m.whole_word);
+}
+
+template <class V>
+void describe(V& v, PretrainTrainSection& t) {
+  v.key("max_steps", t.max_steps, AtLeast{1});
+  v.key("batch_size", t.batch_size, AtLeast{1});
+  v.key("lr", t.lr, Positive{});
+  v.key("weight_decay", t.weight_decay, NonNegative{});
+  v.key("adam_beta1", t.adam_beta1, Fraction{false});
+  v.key("adam_beta2", t.adam_beta2, Fraction{false});
+  v.key("adam_eps", t.adam_eps, Positive{});
+  v.key("grad_clip", t.grad_clip, NonNegative{});
+  v.key("grad_accumulation", t.grad_accumulation, AtLeast{1});
+  v.section("schedule", t.schedule);
+  v.key("eval_every_steps", t.eval_every_steps, AtLeast{1});
+  v.key("eval_segments", t.eval_segments, AtLeast{0});
+}
+
+template <class V>
+void describe(V& v, PretrainConfig& c) {
+  v.key("name", c.name);
+  v.key("seed", c.seed);
+  v.key("threads", c.threads, AtLeast{0});
+  v.key("device", c.device);
+  v.key("precision", c.precision);
+  v.key("output_dir", c.output_dir);
+  v.key("tags", c.tags, Words{});
+  v.section("model", c.model);
+  v.section("corpus", c.corpus);
+  v.section("masking", c.masking);
+  v.section("train", c.train);
+}
+
+PretrainConfig load_pretrain_config(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},
+                                    const std::vector<std::filesystem::path>& overlays = {});
+std::string resolved_yaml(const PretrainConfig& config);
+std::vector<std::string> pretrain_keys();
+
+// The optimizer settings of an experiment's train section, for make_optimizer.
+TrainSection optimizer_settings(const PretrainTrainSection& train);
+
+}  // namespace mtbert

@@ -1,0 +1,353 @@
+#include "train/pretrainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "core/atomic_file.h"
+#include "core/autocast_scope.h"
+#include "core/build_info.h"
+#include "core/json_file.h"
+#include "core/progress_bar.h"
+#include "core/runtime.h"
+#include "core/user_error.h"
+#include "models/module_state.h"
+#include "models/pretrained_model.h"
+#include "optim/gradient_clipping.h"
+#include "optim/optimizer.h"
+#include "train/checkpoint.h"
+#include "train/experiment.h"
+
+namespace mtbert {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The key of the loss tally in TrainProgress::interval_losses.
+constexpr const char* kLossKey = "mlm";
+// The held-out evaluation's masks come from their own generator, so that
+// every evaluation scores the same tokens and training's stream is untouched.
+constexpr uint64_t kEvaluationMaskSeed = 20240613;
+
+std::vector<fs::path> tokenizer_files_in(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const char* name : {"vocab.txt", "spm.model", "tokenizer_config.json"})
+    if (fs::exists(dir / name)) files.push_back(dir / name);
+  return files;
+}
+
+MaskingOptions masking_options(const MaskingConfig& m) {
+  return MaskingOptions{m.mask_prob, m.mask_token_fraction, m.random_token_fraction, m.whole_word};
+}
+
+// The corpus sources: the text files, then the named tasks' training files
+// as the experiment gives them.
+std::vector<CorpusSource> corpus_sources(const CorpusConfig& corpus) {
+  std::vector<CorpusSource> sources;
+  for (const auto& file : corpus.files) sources.push_back({file, ""});
+  if (corpus.tasks.empty()) return sources;
+  const ExperimentConfig experiment = load_experiment(corpus.experiment);
+  for (const auto& name : corpus.tasks) {
+    const auto task = std::find_if(experiment.tasks.begin(), experiment.tasks.end(),
+                                   [&](const TaskConfig& t) { return t.name == name; });
+    if (task == experiment.tasks.end())
+      throw UserError(fmt::format("corpus.tasks: {} has no task \"{}\"", corpus.experiment, name));
+    sources.push_back({task->train, task->type.empty() ? task->name : task->type});
+  }
+  return sources;
+}
+
+Pretraining assemble(const PretrainConfig& config, const RunDirectory& run, const nlohmann::json& encoder_json) {
+  Pretraining p;
+  p.config = config;
+  p.tokenizer = load_tokenizer(run.tokenizer_dir());
+  p.tokenizer_files = tokenizer_files_in(run.tokenizer_dir());
+  const ModelConfig model_config = model_config_from_json(encoder_json, run.model_config().string());
+  check_tokenizer_fits(*p.tokenizer, model_config.vocab_size, run.tokenizer_dir().string());
+  torch::manual_seed(config.seed);
+  p.model = MaskedLm(model_config);
+  p.device = resolve_device(config.device);
+  if (config.precision == Precision::bf16) {
+    const std::string emulated = bf16_emulation_warning(p.device);
+    if (!emulated.empty()) spdlog::warn("{}", emulated);
+  }
+  return p;
+}
+
+}  // namespace
+
+Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& run) {
+  write_text_atomically(run.resolved_config(), resolved_yaml(config));
+  prepare_run_tokenizer(config.model, run.tokenizer_dir(), config.seed, config.source.string(), [&] {
+    throw UserError(fmt::format("{}: model.tokenizer.train_from: [tasks] is for experiments; give the text files "
+                                "to train SentencePiece on",
+                                config.source.string()));
+    return fs::path();
+  });
+  const auto tokenizer = load_tokenizer(run.tokenizer_dir());
+  const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
+  write_text_atomically(run.model_config(), json.dump(2) + "\n");
+  Pretraining p = assemble(config, run, json);
+  if (!config.model.pretrained.empty()) {
+    // Continued pretraining: the folder's encoder (model.config may turn a
+    // BERT into a DeBERTa-style encoder: what it adds starts fresh, logged),
+    // and its MLM head when it has one.
+    torch::manual_seed(config.seed);
+    PretrainedModel pretrained = load_pretrained(config.model.pretrained, config.model.config);
+    load_module_state(*p.model->bert, module_state(*pretrained.model),
+                      (fs::path(config.model.pretrained) / "model.safetensors").string());
+    if (!pretrained.mlm_head.empty()) {
+      p.model->load_head(pretrained.mlm_head, config.model.pretrained + " (cls.predictions.*)");
+    } else {
+      spdlog::info("{} has no MLM head: cls.predictions.* start fresh", config.model.pretrained);
+    }
+  }
+  p.model->to(p.device);
+  return p;
+}
+
+Pretraining reopen_pretraining(const RunDirectory& run) {
+  const PretrainConfig config = load_pretrain_config(run.resolved_config());
+  Pretraining p = assemble(config, run, read_json_file(run.model_config()));
+  p.model->to(p.device);
+  return p;
+}
+
+void write_mlm_folder(MaskedLm& model, const std::vector<fs::path>& tokenizer_files, const fs::path& dir) {
+  save_pretrained(model->bert, dir, model->head_state());
+  for (const auto& file : tokenizer_files) {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    write_text_atomically(dir / file.filename(), bytes);
+  }
+}
+
+Pretrainer::Pretrainer(Pretraining& pretraining, RunDirectory run)
+    : p_(pretraining),
+      run_(std::move(run)),
+      corpus_(TokenCache::open_or_build(p_.config.corpus.cache_dir, corpus_sources(p_.config.corpus), *p_.tokenizer,
+                                        p_.tokenizer_files, p_.config.corpus.max_length)),
+      vocabulary_(vocabulary_traits(*p_.tokenizer)),
+      masking_(masking_options(p_.config.masking)) {
+  const auto& c = p_.config;
+  const int64_t stride =
+      c.corpus.holdout_fraction > 0 ? std::max<int64_t>(2, std::llround(1.0 / c.corpus.holdout_fraction)) : 0;
+  for (int64_t i = 0; i < corpus_.segments(); ++i)
+    (stride > 0 && i % stride == stride - 1 ? heldout_indices_ : train_indices_).push_back(i);
+  if (train_indices_.empty()) throw UserError(fmt::format("{}: the corpus has no training segments", c.source.string()));
+  spdlog::info("corpus: {} segments ({} tokens) in {}; {} for training, {} held out", corpus_.segments(),
+               corpus_.tokens(), corpus_.folder().string(), train_indices_.size(), heldout_indices_.size());
+
+  optimizer_ = make_optimizer(*p_.model, optimizer_settings(c.train), [](const std::string&) { return true; });
+  for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
+  for (const auto& param : p_.model->parameters())
+    if (param.requires_grad()) trainable_.push_back(param);
+  const int64_t batches_per_epoch = (train_segments() + c.train.batch_size - 1) / c.train.batch_size;
+  const int64_t steps_per_epoch = std::max<int64_t>(1, batches_per_epoch / c.train.grad_accumulation);
+  schedule_ = std::make_unique<LrSchedule>(c.train.schedule, c.train.lr, c.train.max_steps, steps_per_epoch);
+  host_rng_.seed(c.seed);
+}
+
+Pretrainer::~Pretrainer() = default;
+
+std::vector<std::vector<int64_t>> Pretrainer::segment_ids(const std::vector<int64_t>& indices) const {
+  std::vector<std::vector<int64_t>> segments;
+  segments.reserve(indices.size());
+  for (const int64_t i : indices) {
+    int64_t length = 0;
+    const uint32_t* ids = corpus_.segment(i, &length);
+    segments.emplace_back(ids, ids + length);
+  }
+  return segments;
+}
+
+std::vector<int64_t> Pretrainer::epoch_order(int64_t epoch) const {
+  std::vector<int64_t> order = train_indices_;
+  std::mt19937_64 rng(p_.config.seed * 1000003ULL + static_cast<uint64_t>(epoch));
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+MlmEvaluation Pretrainer::evaluate() {
+  MlmEvaluation result;
+  if (heldout_indices_.empty()) return result;
+  const auto& c = p_.config;
+  const int64_t count = c.train.eval_segments > 0
+                            ? std::min<int64_t>(c.train.eval_segments, static_cast<int64_t>(heldout_indices_.size()))
+                            : static_cast<int64_t>(heldout_indices_.size());
+  at::Generator generator = at::detail::createCPUGenerator(kEvaluationMaskSeed);
+  torch::NoGradGuard no_grad;
+  p_.model->eval();
+  double loss_sum = 0;
+  int64_t correct = 0;
+  for (int64_t start = 0; start < count; start += c.train.batch_size) {
+    const std::vector<int64_t> indices(heldout_indices_.begin() + start,
+                                       heldout_indices_.begin() + std::min(count, start + c.train.batch_size));
+    const MaskedBatch batch = mask_segments(segment_ids(indices), vocabulary_, masking_, generator);
+    const AutocastScope autocast(p_.device, c.precision == Precision::bf16);
+    auto logits = p_.model->logits_at(batch.inputs.to(p_.device), batch.positions.to(p_.device)).to(torch::kFloat);
+    const auto labels = batch.labels.to(p_.device);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    correct += logits.argmax(-1).eq(labels).sum().item<int64_t>();
+    result.tokens += labels.size(0);
+  }
+  p_.model->train();
+  result.loss = loss_sum / static_cast<double>(std::max<int64_t>(1, result.tokens));
+  result.accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(1, result.tokens));
+  return result;
+}
+
+void Pretrainer::optimizer_step() {
+  const auto& t = p_.config.train;
+  if (t.grad_clip > 0) clip_gradients(trainable_, t.grad_clip);
+  const double factor = schedule_->lr_at(progress_.global_step) / t.lr;
+  auto& groups = optimizer_->param_groups();
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * factor);
+  optimizer_->step();
+  clear_gradients(*optimizer_);
+  ++progress_.global_step;
+}
+
+void Pretrainer::save_last() {
+  progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
+  save_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), optimizer_.get(), &progress_, &host_rng_});
+}
+
+void Pretrainer::restore_last_checkpoint() {
+  load_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), optimizer_.get(), &progress_, &host_rng_});
+  run_.truncate_metrics(progress_.global_step);
+  spdlog::info("resuming at step {} of {}", progress_.global_step, p_.config.train.max_steps);
+}
+
+void Pretrainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_tokens) {
+  const MlmEvaluation heldout = evaluate();
+  auto& tally = progress_.interval_losses[kLossKey];
+  nlohmann::json row = {
+      {"step", progress_.global_step},
+      {"epoch", progress_.epoch},
+      {"lr", schedule_->lr_at(std::max<int64_t>(progress_.global_step - 1, 0))},
+      {"train_loss", {{"mlm", tally.second > 0 ? tally.first / static_cast<double>(tally.second) : 0.0}}},
+      {"tokens_per_second", interval_seconds > 0 ? static_cast<double>(interval_tokens) / interval_seconds : 0.0},
+  };
+  if (heldout.tokens > 0) {
+    row["dev"] = {{"mlm", {{"loss", heldout.loss},
+                           {"accuracy", heldout.accuracy},
+                           {"perplexity", std::exp(heldout.loss)},
+                           {"tokens", heldout.tokens}}}};
+    spdlog::info("step {}: held-out MLM loss {:.4f}, accuracy {:.4f}, perplexity {:.1f}", progress_.global_step,
+                 heldout.loss, heldout.accuracy, std::exp(heldout.loss));
+  }
+  run_.append_metrics(row);
+  tally = {0.0, 0};
+  save_last();
+}
+
+TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
+  const auto& t = p_.config.train;
+  session_start_seconds_ = progress_.train_seconds;
+  session_clock_start_ = now_seconds();
+  p_.model->train();
+  double interval_start = now_seconds();
+  int64_t interval_tokens = 0, session_tokens = 0;
+  std::unique_ptr<Progress> bar;
+  if (hooks.show_progress) bar = std::make_unique<Progress>("pretraining steps", t.max_steps);
+  auto& tally = progress_.interval_losses[kLossKey];
+
+  while (progress_.global_step < t.max_steps) {
+    const std::vector<int64_t> order = epoch_order(progress_.epoch);
+    const int64_t batches = (static_cast<int64_t>(order.size()) + t.batch_size - 1) / t.batch_size;
+    while (progress_.step_in_epoch < batches && progress_.global_step < t.max_steps) {
+      const int64_t start = progress_.step_in_epoch * t.batch_size;
+      const std::vector<int64_t> indices(order.begin() + start,
+                                         order.begin() + std::min<int64_t>(start + t.batch_size, order.size()));
+      const MaskedBatch batch = mask_segments(segment_ids(indices), vocabulary_, masking_);
+      torch::Tensor loss;
+      {
+        const AutocastScope autocast(p_.device, p_.config.precision == Precision::bf16);
+        auto logits = p_.model->logits_at(batch.inputs.to(p_.device), batch.positions.to(p_.device));
+        loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.labels.to(p_.device));
+      }
+      (loss / static_cast<double>(t.grad_accumulation)).backward();
+      tally.first += loss.item<double>();
+      tally.second += 1;
+      const int64_t tokens = batch.inputs.attention_mask.sum().item<int64_t>();
+      interval_tokens += tokens;
+      session_tokens += tokens;
+      progress_.examples_seen += static_cast<int64_t>(indices.size());
+      ++progress_.step_in_epoch;
+      if (progress_.step_in_epoch % t.grad_accumulation != 0 && progress_.step_in_epoch < batches) continue;
+      optimizer_step();
+      if (bar) {
+        const double seconds = now_seconds() - session_clock_start_;
+        bar->update(progress_.global_step,
+                    fmt::format("loss {:.3f}  {:.0f} tok/s", tally.first / static_cast<double>(tally.second),
+                                seconds > 0 ? static_cast<double>(session_tokens) / seconds : 0.0));
+      }
+      if (progress_.global_step % t.eval_every_steps == 0 || progress_.global_step == t.max_steps) {
+        evaluate_and_checkpoint(now_seconds() - interval_start, interval_tokens);
+        interval_start = now_seconds();
+        interval_tokens = 0;
+      }
+      if (hooks.stop_requested && hooks.stop_requested()) {
+        save_last();
+        if (bar) bar->finish("stopped");
+        spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert pretrain --resume {}",
+                     progress_.global_step, run_.root().string());
+        return TrainEnd::interrupted;
+      }
+    }
+    if (progress_.step_in_epoch >= batches) {
+      ++progress_.epoch;
+      progress_.step_in_epoch = 0;
+    }
+  }
+  if (bar) bar->finish(fmt::format("{} optimizer steps", progress_.global_step));
+  return TrainEnd::finished;
+}
+
+nlohmann::json Pretrainer::finish(TrainEnd end, const std::string& command) {
+  nlohmann::json last = nlohmann::json::object();
+  for (const auto& row : run_.read_metrics()) last = row;
+  const fs::path folder = run_.root() / "model";
+  if (end != TrainEnd::interrupted) {
+    progress_.finished = true;
+    save_last();
+    write_mlm_folder(p_.model, p_.tokenizer_files, folder);
+    spdlog::info("wrote the pretrained model folder {}", folder.string());
+  }
+  nlohmann::json summary = {
+      {"name", p_.config.name},
+      {"status", end == TrainEnd::interrupted ? "interrupted" : train_end_name(end)},
+      {"kind", "pretrain"},
+      {"tags", p_.config.tags},
+      {"last", last},
+      {"steps", progress_.global_step},
+      {"segments_seen", progress_.examples_seen},
+      {"train_seconds", progress_.train_seconds},
+      {"corpus", {{"segments", corpus_.segments()}, {"tokens", corpus_.tokens()}, {"cache", corpus_.folder().string()}}},
+      {"model_folder", end == TrainEnd::interrupted ? "" : folder.string()},
+      {"command", command},
+      {"git_revision", git_revision()},
+      {"mtbert_version", MTBERT_VERSION},
+      {"torch_version", torch_version_string()},
+      {"device", p_.device.str()},
+      {"threads", at::get_num_threads()},
+  };
+  run_.write_summary(summary);
+  return summary;
+}
+
+}  // namespace mtbert
