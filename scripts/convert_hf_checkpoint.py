@@ -16,7 +16,10 @@ MODEL_DIR receives:
 
 Canonical names (scripts/mtbert_py/hf_checkpoint.py):
   BERT      HF BertModel's own state-dict names; `bert.` prefix stripped,
-            LayerNorm gamma/beta -> weight/bias, cls.* heads skipped.
+            LayerNorm gamma/beta -> weight/bias. The masked-LM head is kept
+            under BertForMaskedLM's names (cls.predictions.transform.*,
+            cls.predictions.bias) without its decoder, which must equal the word
+            embeddings (tied); the next-sentence head is skipped.
   DeBERTa   BERT's names wherever DeBERTa has the same structure, so that BERT
             and DeBERTa checkpoints load into the same modules:
               deberta.embeddings.{word,position,token_type}_embeddings.weight,
@@ -28,7 +31,9 @@ Canonical names (scripts/mtbert_py/hf_checkpoint.py):
               deberta.encoder.layer.{i}.attention.output.*, intermediate.*, output.* (same)
               deberta.encoder.rel_embeddings.weight, deberta.encoder.LayerNorm.* (same,
                 without the prefix)
-            skipped: lm_predictions.*, mask_predictions.* (pretraining heads),
+            the masked-LM head in HF's legacy layout (cls.predictions.*), as for
+            BERT; skipped: lm_predictions.* (microsoft/DeBERTa's masked-LM
+            layout), mask_predictions.* (replaced-token-detection head),
             pooler.* and classifier.* (task heads), embeddings.position_ids, and
             embeddings.position_embeddings.weight when position_biased_input is
             false (HF does not use it either).
@@ -95,6 +100,7 @@ def convert(args):
             del mapping.canonical[name]
             mapping.skipped.append((name, unused[target]))
     tensors = {target: source.tensors[name] for name, target in mapping.canonical.items()}
+    _check_tied_decoder(source.tensors, mapping, tensors)
     groups = check_tensors(architecture, config, tensors,
                            {target: name for name, target in mapping.canonical.items()})
     tensors = _in_canonical_order(architecture, config, tensors, args.dtype)
@@ -112,6 +118,18 @@ def convert(args):
     write_folder_atomically(out_dir, fill, force=args.force)
     _print_summary(source, mapping, tensors, architecture, config, groups, defaulted,
                    tokenizer, out_dir)
+
+
+def _check_tied_decoder(source_tensors, mapping, tensors):
+    """The masked-LM decoder is dropped because HF ties it to the word
+    embeddings; a checkpoint whose decoder differs would lose weights."""
+    embeddings = tensors.get("embeddings.word_embeddings.weight")
+    for name, why in mapping.skipped:
+        if not name.endswith("cls.predictions.decoder.weight"):
+            continue
+        if embeddings is None or not torch.equal(source_tensors[name].to(embeddings.dtype), embeddings):
+            raise UserError(f"{name} differs from the word embeddings: mtbert ties the masked-LM decoder "
+                            "to them and cannot keep an untied one")
 
 
 def _in_canonical_order(architecture, config, tensors, dtype):

@@ -79,9 +79,20 @@ def _bert_tensor_shapes(config):
     return shapes
 
 
+def _mlm_head_shapes(config, width):
+    """HF's masked-LM head (BertOnlyMLMHead, DeBERTa-v2's legacy one), its
+    decoder tied to the word embeddings: transform (hidden -> embedding width,
+    LayerNorm) and the output bias."""
+    shapes = _linear("cls.predictions.transform.dense", config["hidden_size"], width)
+    shapes.update(_layer_norm("cls.predictions.transform.LayerNorm", width))
+    shapes["cls.predictions.bias"] = (config["vocab_size"],)
+    return shapes
+
+
 def _bert_optional_groups(config):
     hidden = config["hidden_size"]
-    return {"pooler": _linear("pooler.dense", hidden, hidden)}
+    return {"pooler": _linear("pooler.dense", hidden, hidden),
+            "mlm_head": _mlm_head_shapes(config, hidden)}
 
 
 def _linear(name, in_features, out_features):
@@ -200,9 +211,10 @@ def _deberta_unused_tensors(config):
             "unused: position_biased_input is false and emd_layers is 0 (HF ignores it too)"}
 
 
-def _no_optional_groups(config):
+def _deberta_optional_groups(config):
     # DebertaV2Model has no pooler; task models' ContextPooler is skipped.
-    return {}
+    width = config.get("embedding_size") or config["hidden_size"]
+    return {"mlm_head": _mlm_head_shapes(config, width)}
 
 
 ARCHITECTURES = {
@@ -245,7 +257,7 @@ ARCHITECTURES = {
         },
         check_config=_deberta_check_config,
         tensor_shapes=_deberta_tensor_shapes,
-        optional_groups=_no_optional_groups,
+        optional_groups=_deberta_optional_groups,
         unused_tensors=_deberta_unused_tensors,
     ),
 }
@@ -340,7 +352,8 @@ NAMINGS = {
             ("LayerNorm.beta", "LayerNorm.bias"),
         ),
         skips=(
-            (r"cls\.", "pretraining head"),
+            (r"cls\.predictions\.decoder\.", "masked-LM decoder, tied to the word embeddings"),
+            (r"cls\.seq_relationship\.", "next-sentence-prediction head"),
             (r"classifier\.", "task head"),
             (r"embeddings\.position_ids$", "buffer"),
             (r"embeddings\.token_type_ids$", "buffer"),
@@ -362,7 +375,13 @@ NAMINGS = {
             (f"attention.self.{name}_proj.{kind}", f"attention.self.{name}.{kind}")
             for name in ("query", "key", "value") for kind in ("weight", "bias")),
         skips=(
-            (r"lm_predictions\.", "masked-LM pretraining head"),
+            (r"cls\.predictions\.decoder\.", "masked-LM decoder, tied to the word embeddings"),
+            # HF's legacy DeBERTa-v2 MLM head (cls.predictions.*) is kept;
+            # microsoft/DeBERTa's layout maps its transform onto the hidden
+            # size, which the tied decoder cannot read when embedding_size
+            # differs.
+            (r"lm_predictions\.", "masked-LM head in microsoft/DeBERTa's layout (HF's legacy "
+                                   "cls.predictions.* is converted)"),
             (r"mask_predictions\.", "replaced-token-detection pretraining head"),
             (r"pooler\.", "task-model pooler (ContextPooler), not part of DebertaV2Model"),
             (r"classifier\.", "task head"),

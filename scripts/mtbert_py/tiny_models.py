@@ -102,7 +102,9 @@ def _random_tensor(generator, name, shape):
 def to_original_naming(weights, config, seed):
     """The same weights as the original bert-base-uncased pytorch_model.bin names
     them: a `bert.` prefix, LayerNorm gamma/beta, the position_ids buffer, and
-    the pretraining heads (random, seeded) that a converter must skip."""
+    the pretraining heads (random, seeded): the masked-LM head, its decoder
+    tied to the word embeddings, which a converter keeps, and the
+    next-sentence head, which it skips."""
     original = OrderedDict()
     for name, tensor in weights.items():
         name = name.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")
@@ -116,10 +118,12 @@ def to_original_naming(weights, config, seed):
             ("cls.predictions.transform.dense.bias", (hidden,)),
             ("cls.predictions.transform.LayerNorm.gamma", (hidden,)),
             ("cls.predictions.transform.LayerNorm.beta", (hidden,)),
-            ("cls.predictions.decoder.weight", (vocab, hidden)),
             ("cls.seq_relationship.weight", (2, hidden)),
             ("cls.seq_relationship.bias", (2,))):
         original[name] = (torch.randn(shape, generator=generator, dtype=torch.float64) * 0.2).to(torch.float32)
+    # The decoder is tied to the word embeddings, and its bias to the head's.
+    original["cls.predictions.decoder.weight"] = weights["embeddings.word_embeddings.weight"].clone()
+    original["cls.predictions.decoder.bias"] = original["cls.predictions.bias"].clone()
     return original
 
 

@@ -9,6 +9,7 @@
 #include "config/config_tree.h"
 #include "config/env_expansion.h"
 #include "config/experiment_config.h"
+#include "config/pretrain_config.h"
 #include "config/schema_visitors.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -105,4 +106,20 @@ TEST_CASE("every key of experiments/base.yaml round-trips through config.resolve
       CHECK(mtbert::config_node_to_json(*value) == mtbert::config_node_to_json(*node));
     }
   }
+}
+
+TEST_CASE("experiments/pretrain/base.yaml sets every pretraining key, and it round-trips") {
+  const auto path = mtbert::test::source_dir() / "experiments" / "pretrain" / "base.yaml";
+  const auto keys = mtbert::pretrain_keys();
+  std::vector<std::pair<std::string, const ConfigNode*>> in_file;
+  const ConfigNode base = mtbert::read_config_file(path);
+  leaves(base, "", in_file);
+  std::set<std::string> set_in_file;
+  for (const auto& entry : in_file) set_in_file.insert(entry.first);
+  CHECK(set_in_file == std::set<std::string>(keys.begin(), keys.end()));
+  // Read, written back, read again: the same resolved text.
+  const mtbert::PretrainConfig config = mtbert::load_pretrain_config(path, {"corpus.files=[a.txt]", "model.pretrained=m"});
+  const mtbert::test::TempDir dir;
+  const auto resolved = dir.write("resolved.yaml", mtbert::resolved_yaml(config));
+  CHECK(mtbert::resolved_yaml(mtbert::load_pretrain_config(resolved)) == mtbert::resolved_yaml(config));
 }

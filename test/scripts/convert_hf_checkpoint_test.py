@@ -77,6 +77,14 @@ def expected_names(with_pooler=True):
     return list(random_bert_weights(CONFIG, 0, with_pooler))
 
 
+# The masked-LM head that the original naming carries, as the converter keeps it.
+MLM_HEAD = {"cls.predictions.transform.dense.weight": "cls.predictions.transform.dense.weight",
+            "cls.predictions.transform.dense.bias": "cls.predictions.transform.dense.bias",
+            "cls.predictions.transform.LayerNorm.weight": "cls.predictions.transform.LayerNorm.gamma",
+            "cls.predictions.transform.LayerNorm.bias": "cls.predictions.transform.LayerNorm.beta",
+            "cls.predictions.bias": "cls.predictions.bias"}
+
+
 @contextlib.contextmanager
 def workdir():
     with tempfile.TemporaryDirectory(prefix="convert_test_") as tmp:
@@ -91,10 +99,13 @@ def test_every_naming_and_format_converts_exactly():
             weights = make_source(tmp / "hf", original_naming=original, weights_format=fmt)
             assert_converted(convert(tmp / "hf", tmp / "out"))
             tensors, _, _ = read_model(tmp / "out")
-            assert list(tensors) == expected_names(), f"{original} {fmt}: names or order differ"
+            head = list(MLM_HEAD) if original else []
+            assert list(tensors) == expected_names() + head, f"{original} {fmt}: names or order differ"
+            source = to_original_naming(weights, CONFIG, 8) if original else {}
             for name, tensor in tensors.items():
                 assert tensor.dtype == torch.float32
-                assert torch.equal(tensor, weights[name]), f"{original} {fmt}: {name} differs"
+                expected = source[MLM_HEAD[name]] if name in MLM_HEAD else weights[name]
+                assert torch.equal(tensor, expected), f"{original} {fmt}: {name} differs"
 
 
 def test_original_naming_lists_skipped_heads_and_buffer():
@@ -104,8 +115,17 @@ def test_original_naming_lists_skipped_heads_and_buffer():
         skipped = [line.split()[1] for line in stdout.splitlines() if line.startswith("  skipped ")]
         assert "cls.predictions.decoder.weight" in skipped and "cls.seq_relationship.bias" in skipped
         assert "bert.embeddings.position_ids" in skipped
-        assert len(skipped) == 9, skipped
-        assert f"renamed {len(expected_names())} tensors" in stdout
+        assert len(skipped) == 5, skipped  # decoder weight and bias (tied), NSP weight and bias, the buffer
+        assert f"renamed {len(expected_names()) + 2} tensors" in stdout  # + the head's LayerNorm gamma/beta
+
+
+def test_an_untied_decoder_is_refused():
+    with workdir() as tmp:
+        weights = random_bert_weights(CONFIG, 7)
+        tensors = to_original_naming(weights, CONFIG, 8)
+        tensors["cls.predictions.decoder.weight"] = tensors["cls.predictions.decoder.weight"] + 1
+        write_hf_folder(tmp / "hf", CONFIG, tensors, "safetensors", vocab=VOCAB)
+        assert_user_error(convert(tmp / "hf", tmp / "out"), tmp / "out", "cls.predictions.decoder.weight differs")
 
 
 def test_output_config_keeps_hf_keys_and_adds_format():
@@ -173,7 +193,8 @@ def test_sharded_checkpoints_convert():
             stdout = assert_converted(convert(hf, tmp / "out"))
             assert "sharded" in stdout
             tensors, _, _ = read_model(tmp / "out")
-            assert all(torch.equal(tensors[n], weights[n]) for n in weights) and len(tensors) == len(weights)
+            assert all(torch.equal(tensors[n], weights[n]) for n in weights)
+            assert len(tensors) == len(weights) + len(MLM_HEAD)
 
 
 def test_source_without_pooler_gives_model_without_pooler():
@@ -325,7 +346,7 @@ def test_cli_process_exit_codes():
         make_source(tmp / "hf", original_naming=True, weights_format="bin-legacy")
         ok = subprocess.run([sys.executable, str(script), "--hf", str(tmp / "hf"), "--out", str(tmp / "out")],
                             capture_output=True, text=True)
-        assert ok.returncode == 0 and "skipped cls.predictions.bias" in ok.stdout, ok.stderr
+        assert ok.returncode == 0 and "skipped cls.seq_relationship.bias" in ok.stdout, ok.stderr
         again = subprocess.run([sys.executable, str(script), "--hf", str(tmp / "hf"), "--out", str(tmp / "out")],
                                capture_output=True, text=True)
         assert again.returncode == 2 and len(again.stderr.splitlines()) == 1, again.stderr

@@ -111,6 +111,52 @@ def test_encode_text_uses_the_folder_tokenizer():
     assert max_abs_diff_unpadded(out["last_hidden_state"].double(), ref["last_hidden_state"], mask) < 1e-4
 
 
+def mlm_head_reference(hidden, config, source):
+    """BertForMaskedLM's head in float64 from the HF tensors: dense, GELU
+    (erf), LayerNorm, then the tied decoder and its bias."""
+    def get(name):
+        for key in (name, name.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")):
+            if key in source:
+                return source[key].double()
+        raise KeyError(name)
+    p = "cls.predictions.transform."
+    x = torch.nn.functional.linear(hidden, get(p + "dense.weight"), get(p + "dense.bias"))
+    x = torch.nn.functional.gelu(x)
+    x = torch.nn.functional.layer_norm(x, (x.shape[-1],), get(p + "LayerNorm.weight"), get(p + "LayerNorm.bias"),
+                                       config["layer_norm_eps"])
+    return x @ source["cls.predictions.decoder.weight"].double().T + get("cls.predictions.bias")
+
+
+def test_mlm_logits_match_reference():
+    """BertForMaskedLM checkpoints (both namings, .bin and safetensors): encode
+    writes mlm_logits, against an independent float64 head on the reference
+    encoder."""
+    for naming, weights_format, seed in (("original", "bin-legacy", 9301), ("original", "safetensors", 9302),
+                                         ("modern", "bin-zip", 9303)):
+        config = bert_config(len(VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                             intermediate_size=20, layer_norm_eps=1e-12, type_vocab_size=2)
+        weights = random_bert_weights(config, seed)
+        source = to_original_naming(weights, config, seed)
+        if naming == "modern":  # BertForMaskedLM as recent transformers save it: weight/bias names
+            source = {k.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias"): v
+                      for k, v in source.items()}
+        name = f"mlm-{naming}-{weights_format}"
+        write_hf_folder(WORK / "hf" / name, config, source, weights_format, vocab=VOCAB,
+                        tokenizer_config={"do_lower_case": True})
+        convert(WORK / "hf" / name, WORK / "models" / name)
+        ids, mask, types = random_inputs(config, seed)
+        torch.save({"input_ids": ids, "attention_mask": mask, "token_type_ids": types}, WORK / "in.pt")
+        result = mtbert("encode", "--model", WORK / "models" / name, "--input", WORK / "in.pt",
+                        "--output", WORK / "out.pt")
+        assert result.returncode == 0, result.stderr
+        out = torch.load(WORK / "out.pt")
+        hidden = forward_a(weights, config, ids, mask, types)["last_hidden_state"]
+        expected = mlm_head_reference(hidden, config, source)
+        diff = max_abs_diff_unpadded(out["mlm_logits"].double(), expected, mask)
+        print(f"    {name}: max-abs mlm_logits {diff:.2e}")
+        assert diff <= 1e-5
+
+
 def test_info_describes_the_folder():
     model, config, _ = unseen_checkpoint(
         "unseen-info", "modern", "safetensors", seed=9005, hidden_size=16, num_hidden_layers=1,
