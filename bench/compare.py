@@ -39,9 +39,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
-CASES = ("encoder_forward", "train_step", "tokenizer")
+CASES = ("encoder_forward", "train_step", "mlm_step", "tokenizer")
 # The figure compared per case: examples/s, or sentences/s for the tokenizer.
-THROUGHPUT = {"encoder_forward": "examples_per_s", "train_step": "examples_per_s", "tokenizer": "sentences_per_s"}
+THROUGHPUT = {"encoder_forward": "examples_per_s", "train_step": "examples_per_s", "mlm_step": "examples_per_s",
+              "tokenizer": "sentences_per_s"}
 
 
 def parse_args(argv):

@@ -150,12 +150,12 @@ class BertPooler(nn.Module):
 
 
 class BertModel(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, with_pooler=True):
         super().__init__()
         self.config = c
         self.embeddings = BertEmbeddings(c)
         self.encoder = BertEncoder(c)
-        self.pooler = BertPooler(c)
+        self.pooler = BertPooler(c) if with_pooler else None
         self.apply(self._init_weights)
 
     def _init_weights(self, module):
@@ -176,7 +176,7 @@ class BertModel(nn.Module):
         # HF's get_extended_attention_mask: (1 - mask) * lowest, broadcast over heads and queries.
         extended = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
         last = self.encoder(hidden, extended)
-        return last, self.pooler(last)
+        return last, self.pooler(last) if self.pooler is not None else None
 
 
 # The heads of mtbert's base experiment (experiments/base.yaml): CLS pooling,
@@ -208,6 +208,29 @@ class MultitaskPeer(nn.Module):
         if task == "para":
             return F.binary_cross_entropy_with_logits(outputs, labels)
         return F.mse_loss(outputs, labels)
+
+
+class BertForMaskedLMPeer(nn.Module):
+    """HuggingFace's BertForMaskedLM: the encoder without pooler, the head's
+    transform (dense, GELU, LayerNorm) and a decoder tied to the word
+    embeddings, logits at every position, cross-entropy with ignore index
+    -100 at the unmasked ones."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.bert = BertModel(c, with_pooler=False)
+        self.transform_dense = nn.Linear(c.hidden_size, c.hidden_size)
+        self.transform_norm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(c.vocab_size))
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        last, _ = self.bert(input_ids, attention_mask, token_type_ids)
+        x = self.transform_norm(F.gelu(self.transform_dense(last)))
+        return F.linear(x, self.bert.embeddings.word_embeddings.weight, self.bias)
+
+    @staticmethod
+    def loss(logits, labels):
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
 
 
 def make_adamw(model, lr, weight_decay):

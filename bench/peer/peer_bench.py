@@ -9,6 +9,9 @@ algorithm).
 
 Cases:
   encoder_forward  BertModel inference (eval, no autograd) on random ids [B, N], full mask
+  mlm_step         one masked-LM training step: HF BertForMaskedLM (logits at every
+                   position, cross-entropy ignoring the unmasked ones) on [B, N]
+                   with 15% of the positions masked, clipping, AdamW
   train_step       one multi-task step: a batch of each of sst, para, sts (the
                    "mixed" sampler), each task's forward pass (under bf16
                    autocast with --precision bf16) and loss, its backward in
@@ -36,13 +39,13 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(SOURCE_DIR, "test", "reference"))
 from bert_tokenizer_reference import ReferenceBertTokenizer  # noqa: E402
-from hf_bert import TASKS, BertConfig, BertModel, MultitaskPeer, make_adamw  # noqa: E402
+from hf_bert import TASKS, BertConfig, BertForMaskedLMPeer, BertModel, MultitaskPeer, make_adamw  # noqa: E402
 
 PRESETS = {
     "small": dict(layers=4, hidden=256, heads=4, intermediate=1024),
     "base": dict(layers=12, hidden=768, heads=12, intermediate=3072),
 }
-CASES = ("encoder_forward", "train_step", "tokenizer")
+CASES = ("encoder_forward", "train_step", "mlm_step", "tokenizer")
 DEFAULT_DATA = os.path.join(SOURCE_DIR, "..", "shared", "data")
 
 
@@ -214,6 +217,38 @@ def bench_train_step(ctx, name, shape, length):
             "examples_per_step": examples, **timing_fields(ctx, times, examples, examples * length)}
 
 
+def masked_positions(args, length):
+    """15% of the [B, N] positions, the same draw as mtbert bench's (seeded)."""
+    g = torch.Generator().manual_seed(1234)
+    count = max(1, round(0.15 * args.batch * length))
+    return torch.randperm(args.batch * length, generator=g)[:count]
+
+
+def bench_mlm_step(ctx, name, shape, length):
+    args = ctx.args
+    model = BertForMaskedLMPeer(bert_config(shape, args)).to(ctx.device).train()
+    optimizer = make_adamw(model, args.lr, args.weight_decay)
+    ids, mask, types = random_batch(args, length, pair=False)
+    labels = torch.full((args.batch * length,), -100, dtype=torch.long)
+    positions = masked_positions(args, length)
+    labels[positions] = ids.view(-1)[positions]
+    labels = labels.view(args.batch, length)
+
+    def step():
+        with ctx.autocast():
+            tensors = (t.to(ctx.device, non_blocking=True) for t in (ids, mask, types, labels))
+            i, m, t, y = tensors
+            loss = model.loss(model(i, m, t), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    times = ctx.time_repeated(step)
+    return {"case": "mlm_step", "precision": args.precision, **shape_fields(name, shape, args, length),
+            "masked": len(positions), **timing_fields(ctx, times, args.batch, args.batch * length)}
+
+
 def read_sst_sentences(path):
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter="\t"))
@@ -250,7 +285,8 @@ def main(argv):
         if case == "tokenizer":
             lines = [bench_tokenizer(ctx)]
         else:
-            fn = bench_encoder_forward if case == "encoder_forward" else bench_train_step
+            fn = {"encoder_forward": bench_encoder_forward, "train_step": bench_train_step,
+                  "mlm_step": bench_mlm_step}[case]
             lines = [fn(ctx, name, shape, n) for name, shape in models(args) for n in args.length]
         for line in lines:
             print(json.dumps({**line, **ctx.common()}), flush=True)

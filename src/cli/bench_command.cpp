@@ -10,6 +10,9 @@
 //                    jointly ("cross"), global-norm clipping at 1.0, AdamW
 //                    (--precision bf16: forward passes under bf16 autocast).
 //                    Examples/s counts 3 * B per step.
+//   mlm_step         one masked-LM pretraining step (MlmStep) on [B, N], 15% of
+//                    the positions masked, logits only there; the peer is
+//                    HuggingFace's BertForMaskedLM (logits everywhere)
 //   tokenizer        WordPiece ids with [CLS]/[SEP] of every SST train sentence
 //                    (bert-base-uncased's vocabulary), one thread
 //
@@ -36,6 +39,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "models/masked_lm.h"
+#include "train/mlm_step.h"
 #include "core/autocast_scope.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
@@ -56,7 +61,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kCases = {"encoder_forward", "train_step", "tokenizer"};
+const std::vector<std::string> kCases = {"encoder_forward", "train_step", "mlm_step", "tokenizer"};
 
 struct Shape {
   std::string name;  // "small", "base" or "custom"
@@ -276,6 +281,35 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   return line;
 }
 
+// One pretraining step (train/mlm_step.h): 15% of the [B, N] positions
+// masked (the peer's draw), logits only there, clipping at 1.0, AdamW.
+json bench_mlm_step(const Context& ctx, const Shape& shape, int64_t length) {
+  const BenchArgs& a = ctx.args;
+  MaskedLm model(model_config(shape, a));
+  model->to(ctx.device);
+  model->train();
+  PretrainTrainSection train;
+  train.lr = a.lr;
+  train.weight_decay = a.weight_decay;
+  MlmStep step(model, train, ctx.precision, ctx.device);
+
+  MaskedBatch batch;
+  batch.inputs = random_tokens(a, length, /*pair=*/false);
+  const auto count = std::max<int64_t>(1, std::llround(0.15 * static_cast<double>(a.batch * length)));
+  batch.positions = torch::randperm(a.batch * length, at::detail::createCPUGenerator(1234), torch::kLong)
+                        .narrow(0, 0, count);
+  batch.labels = batch.inputs.input_ids.view(-1).index_select(0, batch.positions);
+  const auto times = time_repeated(ctx, [&] {
+    step.accumulate(batch);
+    step.apply(1.0);
+  });
+  json line = {{"case", "mlm_step"}, {"precision", a.precision}};
+  line.update(shape_fields(shape, a, length));
+  line.update({{"masked", count}});
+  line.update(timing_fields(ctx, times, static_cast<double>(a.batch), static_cast<double>(a.batch * length)));
+  return line;
+}
+
 json bench_tokenizer(const Context& ctx) {
   const BenchArgs& a = ctx.args;
   const fs::path data = fs::path(a.data) / "ids-sst-train.csv";
@@ -351,6 +385,7 @@ void run_bench(BenchArgs& a) {
       for (const auto& shape : shapes(a))
         for (const int64_t length : a.lengths)
           lines.push_back(name == "train_step" ? bench_train_step(ctx, shape, length)
+                          : name == "mlm_step" ? bench_mlm_step(ctx, shape, length)
                                                : bench_encoder_forward(ctx, shape, length));
     }
     for (auto& line : lines) {

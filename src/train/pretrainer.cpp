@@ -19,8 +19,6 @@
 #include "core/user_error.h"
 #include "models/module_state.h"
 #include "models/pretrained_model.h"
-#include "optim/gradient_clipping.h"
-#include "optim/optimizer.h"
 #include "train/checkpoint.h"
 #include "train/experiment.h"
 
@@ -149,10 +147,7 @@ Pretrainer::Pretrainer(Pretraining& pretraining, RunDirectory run)
   spdlog::info("corpus: {} segments ({} tokens) in {}; {} for training, {} held out", corpus_.segments(),
                corpus_.tokens(), corpus_.folder().string(), train_indices_.size(), heldout_indices_.size());
 
-  optimizer_ = make_optimizer(*p_.model, optimizer_settings(c.train), [](const std::string&) { return true; });
-  for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
-  for (const auto& param : p_.model->parameters())
-    if (param.requires_grad()) trainable_.push_back(param);
+  step_ = std::make_unique<MlmStep>(p_.model, c.train, c.precision, p_.device);
   const int64_t batches_per_epoch = (train_segments() + c.train.batch_size - 1) / c.train.batch_size;
   const int64_t steps_per_epoch = std::max<int64_t>(1, batches_per_epoch / c.train.grad_accumulation);
   schedule_ = std::make_unique<LrSchedule>(c.train.schedule, c.train.lr, c.train.max_steps, steps_per_epoch);
@@ -211,23 +206,17 @@ MlmEvaluation Pretrainer::evaluate() {
 }
 
 void Pretrainer::optimizer_step() {
-  const auto& t = p_.config.train;
-  if (t.grad_clip > 0) clip_gradients(trainable_, t.grad_clip);
-  const double factor = schedule_->lr_at(progress_.global_step) / t.lr;
-  auto& groups = optimizer_->param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * factor);
-  optimizer_->step();
-  clear_gradients(*optimizer_);
+  step_->apply(schedule_->lr_at(progress_.global_step) / p_.config.train.lr);
   ++progress_.global_step;
 }
 
 void Pretrainer::save_last() {
   progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
-  save_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), optimizer_.get(), &progress_, &host_rng_});
+  save_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_});
 }
 
 void Pretrainer::restore_last_checkpoint() {
-  load_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), optimizer_.get(), &progress_, &host_rng_});
+  load_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_});
   run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at step {} of {}", progress_.global_step, p_.config.train.max_steps);
 }
@@ -274,14 +263,7 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
       const std::vector<int64_t> indices(order.begin() + start,
                                          order.begin() + std::min<int64_t>(start + t.batch_size, order.size()));
       const MaskedBatch batch = mask_segments(segment_ids(indices), vocabulary_, masking_);
-      torch::Tensor loss;
-      {
-        const AutocastScope autocast(p_.device, p_.config.precision == Precision::bf16);
-        auto logits = p_.model->logits_at(batch.inputs.to(p_.device), batch.positions.to(p_.device));
-        loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.labels.to(p_.device));
-      }
-      (loss / static_cast<double>(t.grad_accumulation)).backward();
-      tally.first += loss.item<double>();
+      tally.first += step_->accumulate(batch).item<double>();
       tally.second += 1;
       const int64_t tokens = batch.inputs.attention_mask.sum().item<int64_t>();
       interval_tokens += tokens;

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <torch/optim/adamw.h>
 
 #include "config/pretrain_config.h"
 #include "data/mlm_corpus.h"
@@ -30,6 +29,7 @@
 #include "models/masked_lm.h"
 #include "optim/lr_schedule.h"
 #include "text/tokenizer.h"
+#include "train/mlm_step.h"
 #include "train/run_directory.h"
 #include "train/train_progress.h"
 #include "train/trainer.h"
@@ -89,9 +89,7 @@ class Pretrainer {
   VocabularyTraits vocabulary_;
   MaskingOptions masking_;
   std::vector<int64_t> train_indices_, heldout_indices_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
-  std::vector<double> base_lrs_;
-  std::vector<torch::Tensor> trainable_;
+  std::unique_ptr<MlmStep> step_;
   std::unique_ptr<LrSchedule> schedule_;
   TrainProgress progress_;
   std::mt19937_64 host_rng_;  // saved with the checkpoints (unused by the loop itself)

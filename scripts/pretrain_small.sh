@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Pretrains the two small encoders of experiments/pretrain/ (BERT-style and
+# its DeBERTa-style twin, the same token budget), then fine-tunes the
+# quickstart's three tasks on the full ../shared/data sets from a random
+# encoder of the same shape and from each pretrained one, and prints the
+# held-out MLM figures and the dev scores side by side.
+#
+#   scripts/pretrain_small.sh [OUT]        (default OUT: runs/pretrain-small)
+#
+# Every run is resumable: run the script again after an interruption and it
+# continues the unfinished run and skips the finished ones. Extra key=value
+# overrides for the pretraining runs can be given in PRETRAIN_OVERRIDES (e.g.
+# "train.max_steps=50" for a smoke test), and for fine-tuning in
+# FINETUNE_OVERRIDES.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-runs/pretrain-small}"
+mtbert=build/mtbert
+read -r -a pretrain_overrides <<<"${PRETRAIN_OVERRIDES:-}"
+read -r -a finetune_overrides <<<"${FINETUNE_OVERRIDES:-}"
+
+status_of() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['status'])" "$1/summary.json" 2>/dev/null || echo missing; }
+
+# run KIND NAME ARGS...: start, resume or skip the run in $out/NAME.
+run() {
+  local kind="$1" name="$2"; shift 2
+  local folder="$out/$name"
+  case "$(status_of "$folder")" in
+    finished) echo "$name: finished, skipped" ;;
+    interrupted) "$mtbert" "$kind" --resume "$folder" ;;
+    *) rm -rf "$folder"; "$mtbert" "$kind" "$@" --out "$folder" ;;
+  esac
+}
+
+for encoder in bert_small deberta_small; do
+  run pretrain "$encoder" "experiments/pretrain/$encoder.yaml" "${pretrain_overrides[@]}"
+done
+
+# Fine-tuning (experiments/pretrain/finetune_small.yaml): the quickstart's
+# tasks and budget on the full data sets, from a random encoder of the small
+# shape (with bert-base-uncased's vocabulary) and from each pretrained one.
+data="${MTBERT_DATA:-../shared/data}"
+run train finetune-random experiments/pretrain/finetune_small.yaml \
+  model.config.hidden_size=256 model.config.num_hidden_layers=4 model.config.num_attention_heads=4 \
+  model.config.intermediate_size=1024 model.config.max_position_embeddings=128 \
+  model.tokenizer.kind=wordpiece "model.tokenizer.vocab=$data/bert-base-uncased/vocab.txt" "${finetune_overrides[@]}"
+for encoder in bert_small deberta_small; do
+  run train "finetune-$encoder" experiments/pretrain/finetune_small.yaml "model.pretrained=$out/$encoder/model" \
+    "${finetune_overrides[@]}"
+done
+
+/usr/bin/python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+print("\n| encoder | held-out MLM loss | accuracy | perplexity |\n| --- | ---: | ---: | ---: |")
+for name in ("bert_small", "deberta_small"):
+    mlm = json.load(open(f"{out}/{name}/summary.json"))["last"]["dev"]["mlm"]
+    print(f"| {name} | {mlm['loss']:.3f} | {mlm['accuracy']:.3f} | {mlm['perplexity']:.1f} |")
+print("\n| fine-tuned from | SST | Quora | STS r | overall |\n| --- | ---: | ---: | ---: | ---: |")
+for name in ("random", "bert_small", "deberta_small"):
+    best = json.load(open(f"{out}/finetune-{name}/summary.json"))["best"]
+    dev = best["dev"]
+    print(f"| {name} | {dev['sst']['value']:.3f} | {dev['para']['value']:.3f} | {dev['sts']['value']:.3f} "
+          f"| {best['overall']:.3f} |")
+PY

@@ -1,0 +1,39 @@
+#include "train/mlm_step.h"
+
+#include <torch/torch.h>
+
+#include "core/autocast_scope.h"
+#include "optim/gradient_clipping.h"
+#include "optim/optimizer.h"
+
+namespace mtbert {
+
+MlmStep::MlmStep(MaskedLm model, const PretrainTrainSection& train, Precision precision, torch::Device device)
+    : model_(std::move(model)), train_(train), precision_(precision), device_(device) {
+  // Every parameter is the encoder's or its head's: one set of groups.
+  optimizer_ = make_optimizer(*model_, optimizer_settings(train_), [](const std::string&) { return true; });
+  for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
+  for (const auto& p : model_->parameters())
+    if (p.requires_grad()) trainable_.push_back(p);
+}
+
+torch::Tensor MlmStep::accumulate(const MaskedBatch& batch) {
+  torch::Tensor loss;
+  {
+    const AutocastScope autocast(device_, precision_ == Precision::bf16);
+    auto logits = model_->logits_at(batch.inputs.to(device_), batch.positions.to(device_));
+    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.labels.to(device_));
+  }
+  (loss / static_cast<double>(train_.grad_accumulation)).backward();
+  return loss.detach();
+}
+
+void MlmStep::apply(double lr_factor) {
+  if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
+  auto& groups = optimizer_->param_groups();
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * lr_factor);
+  optimizer_->step();
+  clear_gradients(*optimizer_);
+}
+
+}  // namespace mtbert

@@ -1,0 +1,42 @@
+#pragma once
+// One optimizer step of masked-language-model pretraining, the only place
+// that knows how one is taken (the pretrainer and `mtbert bench --case
+// mlm_step` both use it):
+//
+//   accumulate(batch), for each batch of the step: the forward pass under the
+//     run's precision, logits at the masked positions only, cross-entropy,
+//     backward scaled by 1 / grad_accumulation;
+//   apply(lr_factor): global-norm clipping, each group's LR (its base times
+//     the schedule's factor), AdamW, the gradients cleared (to none).
+#include <memory>
+#include <vector>
+
+#include <torch/optim/adamw.h>
+
+#include "config/pretrain_config.h"
+#include "data/mlm_masking.h"
+#include "models/masked_lm.h"
+
+namespace mtbert {
+
+class MlmStep {
+ public:
+  MlmStep(MaskedLm model, const PretrainTrainSection& train, Precision precision, torch::Device device);
+
+  // Forward and backward of one batch; returns its loss (a float32 scalar on
+  // the model's device, detached).
+  torch::Tensor accumulate(const MaskedBatch& batch);
+  void apply(double lr_factor);
+  torch::optim::AdamW& optimizer() { return *optimizer_; }
+
+ private:
+  MaskedLm model_;
+  PretrainTrainSection train_;
+  Precision precision_;
+  torch::Device device_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::vector<double> base_lrs_;
+  std::vector<torch::Tensor> trainable_;
+};
+
+}  // namespace mtbert
