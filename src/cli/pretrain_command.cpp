@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "cli/run_folder_checks.h"
+#include "cli/run_folders.h"
 #include "config/pretrain_config.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
@@ -56,47 +56,31 @@ void run_pretraining(Pretraining& pretraining, const RunDirectory& run, bool res
 }
 
 void run_pretrain(const PretrainArgs& args) {
-  std::vector<std::string> overrides;
-  std::string config_path;
-  for (const auto& arg : args.positional) {
-    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
-    else if (config_path.empty()) config_path = arg;
-    else throw UserError(fmt::format("unexpected argument \"{}\" (overrides are key.path=value)", arg));
-  }
+  const ConfigArguments given = split_config_arguments(args.positional);
   if (!args.resume.empty()) {
-    if (!config_path.empty() || !overrides.empty() || !args.overlays.empty())
+    if (!given.path.empty() || !given.overrides.empty() || !args.overlays.empty())
       throw UserError("a resumed run keeps its config: give --resume RUN_DIR alone");
-    const RunState state = inspect_run(args.resume);
-    if (run_is_done(state.status)) {
+    if (run_is_done(resumable_run(args.resume).status)) {
       spdlog::info("{} is already finished", args.resume);
       return;
     }
-    if (state.status != RunStatus::interrupted)
-      throw UserError(fmt::format("{} has no pretraining checkpoint to resume from", args.resume));
     const RunLock lock(args.resume);
-    RunDirectory run(args.resume);
+    const RunDirectory run(args.resume);
     Pretraining pretraining = reopen_pretraining(run);
     set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(pretraining.config.threads));
     run_pretraining(pretraining, run, /*resume=*/true, args);
     return;
   }
-  if (config_path.empty()) throw UserError("pretrain needs PRETRAIN.yaml (or --resume RUN_DIR)");
-  const PretrainConfig config =
-      load_pretrain_config(config_path, overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
-  RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
-  check_fresh_run_folder(run, "pretrain");
-  const bool existed = fs::exists(run.root());
-  run.create();
-  const RunLock lock(run.root());
-  const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
-  spdlog::info("pretraining {} -> {} ({} threads)", config.name, run.root().string(), threads);
-  try {
+  if (given.path.empty()) throw UserError("pretrain needs PRETRAIN.yaml (or --resume RUN_DIR)");
+  const PretrainConfig config = load_pretrain_config(
+      given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  in_fresh_run_folder(run, "pretrain", [&] {
+    const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
+    spdlog::info("pretraining {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Pretraining pretraining = start_pretraining(config, run);
     run_pretraining(pretraining, run, /*resume=*/false, args);
-  } catch (...) {
-    if (!run.has_checkpoint("last")) run.discard_unstarted(/*remove_root=*/!existed);
-    throw;
-  }
+  });
 }
 
 }  // namespace

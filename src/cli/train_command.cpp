@@ -4,11 +4,10 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "cli/run_folder_checks.h"
+#include "cli/run_folders.h"
 #include "cli/run_reporting.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
@@ -58,31 +57,17 @@ void run_training(Experiment& experiment, const RunDirectory& run, bool resume, 
 }
 
 void run_train(TrainArgs& args) {
-  std::vector<std::string> overrides;
-  std::string config_path;
-  for (const auto& arg : args.positional) {
-    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
-    else if (config_path.empty()) config_path = arg;
-    else throw UserError(fmt::format("unexpected argument \"{}\" (overrides are key.path=value)", arg));
-  }
-
+  const ConfigArguments given = split_config_arguments(args.positional);
   if (!args.resume.empty()) {
-    if (!config_path.empty())
-      throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
-    if (!overrides.empty() || !args.overlays.empty())
+    if (!given.path.empty()) throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
+    if (!given.overrides.empty() || !args.overlays.empty())
       throw UserError("a resumed run keeps its config; key=value overrides and --overlay apply to new runs only");
-    const RunState state = inspect_run(args.resume);
+    const RunState state = resumable_run(args.resume);
     if (run_is_done(state.status)) {
       spdlog::info("{} is already finished", args.resume);
       fmt::print("{}", summary_table(state.summary));
       return;
     }
-    if (state.status == RunStatus::running)
-      throw UserError(fmt::format("{} is being trained by another process", args.resume));
-    if (state.status != RunStatus::interrupted)
-      throw UserError(fs::exists(RunDirectory(args.resume).resolved_config())
-                          ? fmt::format("{} has no checkpoint to resume from; start it again as a new run", args.resume)
-                          : fmt::format("{} is not a run folder (no config.resolved.yaml)", args.resume));
     const RunLock lock(args.resume);
     auto [run, experiment] = open_run(args.resume, /*checkpoint=*/"");
     set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(experiment.config.threads));
@@ -90,24 +75,16 @@ void run_train(TrainArgs& args) {
     return;
   }
 
-  if (config_path.empty()) throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
-  ExperimentConfig config =
-      load_experiment(config_path, overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
-  RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
-  check_fresh_run_folder(run, "train");
-  const bool existed = fs::exists(run.root());
-  run.create();
-  const RunLock lock(run.root());
-  const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
-  spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
-  try {
+  if (given.path.empty()) throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
+  const ExperimentConfig config =
+      load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  in_fresh_run_folder(run, "train", [&] {
+    const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
+    spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Experiment experiment = start_experiment(config, run);
     run_training(experiment, run, /*resume=*/false, args);
-  } catch (...) {
-    // Nothing half-written stays behind a run that never reached a checkpoint.
-    if (!run.has_checkpoint("last")) run.discard_unstarted(/*remove_root=*/!existed);
-    throw;
-  }
+  });
 }
 
 }  // namespace

@@ -330,8 +330,9 @@ void describe(V& v, TrainSection& t) {
 
 // `name` and `output_dir` are read here too; that they are never inherited
 // through `extends:` is the loader's business (config_extends.h).
-template <class V>
-void describe(V& v, ExperimentConfig& c) {
+// The keys every run's config starts with (experiments and pretraining).
+template <class V, class RunConfig>
+void describe_run_keys(V& v, RunConfig& c) {
   v.key("name", c.name);
   v.key("seed", c.seed);
   v.key("threads", c.threads, AtLeast{0});
@@ -339,6 +340,11 @@ void describe(V& v, ExperimentConfig& c) {
   v.key("precision", c.precision);
   v.key("output_dir", c.output_dir);
   v.key("tags", c.tags, Words{});
+}
+
+template <class V>
+void describe(V& v, ExperimentConfig& c) {
+  describe_run_keys(v, c);
   v.section("model", c.model);
   v.tasks("tasks", c.tasks);
   v.section("train", c.train);

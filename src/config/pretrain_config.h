@@ -98,13 +98,7 @@ void describe(V& v, PretrainTrainSection& t) {
 
 template <class V>
 void describe(V& v, PretrainConfig& c) {
-  v.key("name", c.name);
-  v.key("seed", c.seed);
-  v.key("threads", c.threads, AtLeast{0});
-  v.key("device", c.device);
-  v.key("precision", c.precision);
-  v.key("output_dir", c.output_dir);
-  v.key("tags", c.tags, Words{});
+  describe_run_keys(v, c);
   v.section("model", c.model);
   v.section("corpus", c.corpus);
   v.section("masking", c.masking);

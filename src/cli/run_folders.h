@@ -1,0 +1,35 @@
+#pragma once
+// What the commands that start or resume runs (train, pretrain) share: their
+// positional arguments, and the checks and clean-up around a run folder.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "train/run_directory.h"
+#include "train/run_status.h"
+
+namespace mtbert::cli {
+
+// CONFIG.yaml and the key.path=value overrides among a command's positional
+// arguments (UserError for a second file).
+struct ConfigArguments {
+  std::string path;
+  std::vector<std::string> overrides;
+};
+ConfigArguments split_config_arguments(const std::vector<std::string>& positional);
+
+// The state of a run folder given to --resume: finished runs are returned as
+// they are (nothing to do); UserError for one being trained, or without a
+// checkpoint, or not a run folder.
+RunState resumable_run(const std::string& folder);
+
+// UserError unless `run` may receive a new run: it does not exist, holds only
+// a train.log, or holds a run that failed. An unfinished run names
+// `mtbert <command> --resume`.
+void check_fresh_run_folder(const RunDirectory& run, const std::string& command);
+
+// Runs `start` in the folder `run`, checked fresh, created and locked; when it
+// throws before the run's first checkpoint, nothing it wrote stays behind.
+void in_fresh_run_folder(const RunDirectory& run, const std::string& command, const std::function<void()>& start);
+
+}  // namespace mtbert::cli
