@@ -19,7 +19,8 @@ its dev file) is skipped with a line saying so.
 Several run folders give curves-comparison.png in DIR: their curves overlaid.
 
 --attention files (written by `mtbert attention`, with their .tokens.json)
-give attention-<file>-L<layers>_H<heads>.png in DIR: one figure per --grid
+give attention-<file>-L<layers>_H<heads>.png in DIR (attention-L..., for a
+file whose name already starts with "attention"): one figure per --grid
 (rows: layers, columns: heads; LAYERS and HEADS are `all` or comma lists of
 indices and ranges a-b, layers also by name such as emd.0), by default one per
 layer with all its heads.
@@ -140,7 +141,9 @@ def main(argv=None):
                 figures.skip("curves comparison", "none of the runs has metrics.jsonl rows yet")
         for maps, name, maps_grids in zip(attention, names, grids):
             for grid in maps_grids:
-                figures.write(plot_attention_grid(maps, grid), f"attention-{name}-{grid.tag}.png")
+                # att.pt gives attention-att-..., attention.pt gives attention-... (not attention-attention-...).
+                stem = name if name.startswith("attention") else f"attention-{name}"
+                figures.write(plot_attention_grid(maps, grid), f"{stem}-{grid.tag}.png")
     except UserError as e:
         print(f"{PROG}: error: {one_line(e)}", file=sys.stderr)
         return 2

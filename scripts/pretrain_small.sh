@@ -11,11 +11,11 @@
 # continues the unfinished run and skips the finished ones. Extra key=value
 # overrides for the pretraining runs can be given in PRETRAIN_OVERRIDES (e.g.
 # "train.max_steps=50" for a smoke test), and for fine-tuning in
-# FINETUNE_OVERRIDES.
+# FINETUNE_OVERRIDES; MTBERT_BINARY names another mtbert than build/mtbert.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-runs/pretrain-small}"
-mtbert=build/mtbert
+mtbert="${MTBERT_BINARY:-build/mtbert}"
 read -r -a pretrain_overrides <<<"${PRETRAIN_OVERRIDES:-}"
 read -r -a finetune_overrides <<<"${FINETUNE_OVERRIDES:-}"
 

@@ -240,8 +240,10 @@ def plot_confusion(outcome, run_name):
     ax.set_yticks(range(len(names)), _class_ticks(names))
     ax.set(xlabel="predicted", ylabel="gold")
     accuracy = np.trace(counts) / total
-    ax.set_title(_title(outcome, f"confusion matrix\naccuracy {accuracy:.3f}, n = {total}", run_name))
+    # A figure title, not an axes title: centred over the matrix and its
+    # colorbar together, so a long run name does not run into the colorbar.
     fig.colorbar(image, ax=ax, label="examples")
+    fig.suptitle(_title(outcome, f"confusion matrix\naccuracy {accuracy:.3f}, n = {total}", run_name))
     fig.tight_layout()
     return fig
 

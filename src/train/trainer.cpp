@@ -59,11 +59,16 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
   }
   if (sampler_tasks.empty())
     throw UserError(fmt::format("{}: no task has a train split", e_.config.source.string()));
-  sampler_ = std::make_unique<TaskSampler>(t.sampler, sampler_tasks, t.epochs, e_.config.seed);
+  sampler_ = std::make_unique<TaskSampler>(t.sampler, sampler_tasks, std::max<int64_t>(t.epochs, 1), e_.config.seed);
 
   const int64_t sampler_steps = sampler_->steps_per_epoch();
   optimizer_steps_per_epoch_ = (sampler_steps + t.grad_accumulation - 1) / t.grad_accumulation;
   total_optimizer_steps_ = t.max_steps > 0 ? t.max_steps : t.epochs * optimizer_steps_per_epoch_;
+  // epochs: 0 with max_steps: as many epochs as max_steps needs, so that the
+  // annealed sampler and the progress bar see the epochs the run will make.
+  epochs_ = t.epochs > 0 ? t.epochs : (total_optimizer_steps_ + optimizer_steps_per_epoch_ - 1) / optimizer_steps_per_epoch_;
+  if (epochs_ != std::max<int64_t>(t.epochs, 1))
+    sampler_ = std::make_unique<TaskSampler>(t.sampler, sampler_tasks, epochs_, e_.config.seed);
 
   step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device,
                                       total_optimizer_steps_);
@@ -158,7 +163,7 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
     interval_examples = 0;
   };
 
-  while (progress_.epoch <= t.epochs && !reached_max_steps()) {
+  while (progress_.epoch <= epochs_ && !reached_max_steps()) {
     const auto plan = sampler_->plan_epoch(progress_.epoch);
     const int64_t steps = static_cast<int64_t>(plan.size());
     // The bar counts this epoch's optimizer steps (a step is grad_accumulation
@@ -169,7 +174,7 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
     if (t.max_steps > 0) epoch_optimizer_steps = std::min(epoch_optimizer_steps, t.max_steps - epoch_start_step);
     std::unique_ptr<Progress> bar;
     if (hooks.show_progress)
-      bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, t.epochs), epoch_optimizer_steps);
+      bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, epochs_), epoch_optimizer_steps);
     int64_t micro = 0;
     while (progress_.step_in_epoch < steps) {
       for (const int64_t task_index : plan[progress_.step_in_epoch]) {

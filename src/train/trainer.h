@@ -66,6 +66,7 @@ class Trainer {
   std::unique_ptr<TrainStep> step_;
   std::unique_ptr<LrSchedule> schedule_;
   std::mt19937_64 host_rng_;
+  int64_t epochs_ = 0;  // train.epochs, or what max_steps needs when that is 0
   int64_t optimizer_steps_per_epoch_ = 0;
   int64_t total_optimizer_steps_ = 0;
   double session_start_seconds_ = 0;  // progress_.train_seconds when this session began

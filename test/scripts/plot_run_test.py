@@ -236,6 +236,14 @@ def test_attention_grids_by_index_range_and_name():
             assert_sensible_png(out / name, min_side=200)
 
 
+def test_a_file_named_attention_is_not_named_twice():
+    with workdir() as tmp:
+        att = make_attention(tmp / "attention.pt")
+        out = tmp / "figs"
+        assert_plotted(plot("--attention", att, "--out", out, "--grid", "0:all"))
+        assert sorted(p.name for p in out.iterdir()) == ["attention-L0_Hall.png"]
+
+
 def test_several_runs_overlay_their_curves():
     with workdir() as tmp:
         first = make_run(tmp / "a", name="seed1")

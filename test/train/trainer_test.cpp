@@ -121,6 +121,24 @@ TEST_CASE("an interrupted run resumes to identical metrics and weights", "[train
   }
 }
 
+TEST_CASE("epochs 0 with max_steps trains max_steps steps, over as many epochs as that needs", "[trainer]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
+  config.train.epochs = 0;
+  config.train.max_steps = 50;  // an epoch here is 6 batches of 16 per task: 50 steps span several
+  config.train.sampler.kind = SamplerKind::annealed;  // anneals over the epochs max_steps spans
+  RunDirectory run(tmp.path() / "run");
+  run.create();
+  Experiment e = start_experiment(config, run);
+  Trainer trainer(e, run);
+  TrainerHooks hooks;
+  hooks.show_progress = false;
+  REQUIRE(trainer.train(hooks) == TrainEnd::finished);
+  CHECK(trainer.progress().global_step == 50);
+  CHECK(trainer.progress().epoch > 2);
+}
+
 TEST_CASE("bf16 precision trains through autocast with float32 weights", "[trainer][autocast]") {
   test::TempDir tmp;
   test::write_synthetic_tasks(tmp.path(), 320, 120, 1);
