@@ -13,6 +13,7 @@
 #include "report/report_format.h"
 #include "report/report_results.h"
 #include "report/report_table.h"
+#include "report/row_differences.h"
 #include "sweep/sweep_spec.h"
 
 namespace mtbert::cli {
@@ -26,6 +27,8 @@ struct ReportArgs {
   std::string runs;
   std::string format = "md";
   std::string output;
+  std::string against;
+  int64_t bootstrap_samples = 2000;
 };
 
 void run_report(const ReportArgs& args) {
@@ -33,7 +36,13 @@ void run_report(const ReportArgs& args) {
   const ReportTable table = load_report_table(args.table);
   const SweepSpec sweep = load_sweep(table.sweep);
   const fs::path root = args.runs.empty() ? fs::path(sweep.output_root) : fs::path(args.runs);
-  const ReportResult result = collect_report(table, sweep, root);
+  ReportResult result = collect_report(table, sweep, root);
+  const std::string against = args.against.empty() ? table.against : args.against;
+  if (!against.empty()) {
+    BootstrapOptions options;
+    options.samples = args.bootstrap_samples;
+    compare_rows(result, against, options);
+  }
   if (report_has_smoke_runs(result))
     spdlog::warn("{}: these runs are tagged smoke: their numbers prove the pipeline, not the papers' results",
                  root.string());
@@ -60,6 +69,11 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
       ->check(CLI::IsMember({"md", "csv", "latex"}));
   cmd->add_option("--output,-o", args->output, "Write the table to this file (default: standard output)");
+  cmd->add_option("--against", args->against,
+                  "Compare every row with the row of this label: differences on dev with 95% paired-bootstrap "
+                  "intervals over dev examples (default: the table's `against:`)");
+  cmd->add_option("--bootstrap-samples", args->bootstrap_samples, "Bootstrap samples of the intervals")
+      ->check(CLI::Range(int64_t{100}, int64_t{1000000}));
   cmd->callback([args] { run_report(*args); });
 }
 

@@ -5,9 +5,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 
@@ -87,6 +89,46 @@ std::string prediction_file_contents(const TaskSpec& task, const std::vector<std
 void write_prediction_file(const std::filesystem::path& path, const TaskSpec& task,
                            const std::vector<std::string>& ids, const std::vector<double>& predictions) {
   write_text_atomically(path, prediction_file_contents(task, ids, predictions));
+}
+
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+PredictionFile read_prediction_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(fmt::format("{}: cannot read the prediction file", path.string()));
+  PredictionFile file;
+  std::string line;
+  int64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1) {
+      if (trimmed(line).rfind("id", 0) != 0)
+        throw UserError(fmt::format("{}:1: expected the header \"id \\t <column>\", got \"{}\"", path.string(), line));
+      continue;
+    }
+    if (trimmed(line).empty()) continue;
+    const std::size_t comma = line.rfind(',');
+    if (comma == std::string::npos)
+      throw UserError(fmt::format("{}:{}: expected \"<id> , <prediction>\", got \"{}\"", path.string(), number, line));
+    const std::string_view id = trimmed(std::string_view(line).substr(0, comma));
+    const std::string value(trimmed(std::string_view(line).substr(comma + 1)));
+    char* end = nullptr;
+    const double prediction = std::strtod(value.c_str(), &end);
+    if (id.empty() || value.empty() || *end != '\0')
+      throw UserError(fmt::format("{}:{}: expected \"<id> , <prediction>\", got \"{}\"", path.string(), number, line));
+    file.ids.emplace_back(id);
+    file.predictions.push_back(prediction);
+  }
+  if (number == 0) throw UserError(fmt::format("{}: empty prediction file (no header)", path.string()));
+  return file;
 }
 
 }  // namespace mtbert

@@ -37,4 +37,15 @@ std::string prediction_file_contents(const TaskSpec& task, const std::vector<std
 void write_prediction_file(const std::filesystem::path& path, const TaskSpec& task,
                            const std::vector<std::string>& ids, const std::vector<double>& predictions);
 
+// One prediction file read back: ids and predictions in the file's order.
+struct PredictionFile {
+  std::vector<std::string> ids;
+  std::vector<double> predictions;
+};
+
+// Reads a file in the layout above (what write_prediction_file writes; the
+// spaces around "," and before the newline are optional). UserError naming
+// the file and line for a missing file, a bad header or a malformed row.
+PredictionFile read_prediction_file(const std::filesystem::path& path);
+
 }  // namespace mtbert

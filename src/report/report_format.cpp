@@ -80,6 +80,30 @@ std::string paper_text(const ReportCell& cell, const Style& style) {
   return cell.paper ? number_text(*cell.paper, style, false) : "";
 }
 
+// "+0.012 [-0.004, +0.027]", with `mark` appended when the interval holds 0.
+std::string comparison_text(const ReportRowResult& row, const std::string& column, const Style& style,
+                            const std::string& mark) {
+  const auto it = row.against.find(column);
+  if (it == row.against.end()) return "";
+  const BootstrapDifference& d = it->second;
+  return fmt::format("{} [{}, {}]{}", number_text(d.estimate, style, true), number_text(d.low, style, true),
+                     number_text(d.high, style, true), d.contains_zero() ? mark : "");
+}
+
+// What a row of the differences holds besides numbers.
+std::string comparison_note(const ReportResult& r, const ReportRowResult& row) {
+  if (row.row->label == r.comparison->against) return "reference";
+  return row.not_compared;
+}
+
+std::string comparison_description(const ReportResult& r, const std::string& mark) {
+  const ReportComparison& c = *r.comparison;
+  return fmt::format("Each row's dev score minus the reference row's, with a {:g}% interval from a paired bootstrap "
+                     "over dev examples ({} samples; each sample scores every finished run of both rows on the same "
+                     "examples, averaged over a row's runs); {} marks an interval that contains 0",
+                     100 * c.options.confidence, c.options.samples, mark);
+}
+
 // `code` formats a path.
 std::string ours_description(const ReportResult& r, std::string (*code)(const std::string&)) {
   return fmt::format("Ours: the runs in {} (sweep {}), {}", code(r.runs_root.string()), code(r.table->sweep.string()),
@@ -136,6 +160,23 @@ std::string markdown(const ReportResult& r) {
     }
     s += "\n";
   }
+  if (r.comparison) {
+    s += fmt::format("\n### Against {}\n\n{}.\n\n| Model |", md_escape(r.comparison->against),
+                     md_escape(comparison_description(r, "~")));
+    std::string comparison_rule = "\n|:--|";
+    for (const auto& column : r.table->columns) {
+      s += fmt::format(" {} |", md_escape(column.label));
+      comparison_rule += "--:|";
+    }
+    s += comparison_rule + "\n";
+    for (const auto& row : r.rows) {
+      s += fmt::format("| {} |", md_escape(row.row->label));
+      const std::string note = comparison_note(r, row);
+      for (const auto& column : r.table->columns)
+        s += fmt::format(" {} |", note.empty() ? md_escape(comparison_text(row, column.key, style, " ~")) : note);
+      s += "\n";
+    }
+  }
   std::string notes;
   for (const auto& row : r.rows)
     if (const std::string note = unfinished_note(row); !note.empty())
@@ -162,6 +203,12 @@ std::string csv(const ReportResult& r) {
   std::vector<std::string> header{"row", "run", "split", "runs", "finished"};
   for (const auto& column : r.table->columns)
     for (const char* part : {"paper", "ours", "std", "n", "diff"}) header.push_back(column.key + "_" + part);
+  if (r.comparison) {
+    header.push_back("against");
+    for (const auto& column : r.table->columns)
+      for (const char* part : {"vs_against", "vs_against_low", "vs_against_high"})
+        header.push_back(column.key + "_" + part);
+  }
   header.push_back("tags");
   header.push_back("notes");
   std::string s = fmt::format("{}\n", fmt::join(header, ","));
@@ -177,6 +224,19 @@ std::string csv(const ReportResult& r) {
       fields.push_back(fmt::format("{}", cell.n));
       fields.push_back(cell.n > 0 && cell.paper ? csv_number(cell.mean - *cell.paper) : "");
       if (cell.n == 0) notes.push_back(fmt::format("{}: {}", column.key, missing_text(row, cell)));
+    }
+    if (r.comparison) {
+      fields.push_back(csv_field(r.comparison->against));
+      for (const auto& column : r.table->columns) {
+        const auto it = row.against.find(column.key);
+        if (it == row.against.end()) {
+          fields.insert(fields.end(), {"", "", ""});
+        } else {
+          fields.push_back(csv_number(it->second.estimate));
+          fields.push_back(csv_number(it->second.low));
+          fields.push_back(csv_number(it->second.high));
+        }
+      }
     }
     fields.push_back(csv_field(fmt::format("{}", fmt::join(row.tags, " "))));
     if (const std::string note = unfinished_note(row); !note.empty()) notes.push_back(note);
@@ -201,6 +261,12 @@ std::string tex_escape(const std::string& text) {
     }
   }
   return out;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 std::string tex_code(const std::string& text) { return "\\texttt{" + tex_escape(text) + "}"; }
@@ -248,6 +314,22 @@ std::string latex(const ReportResult& r) {
       notes.push_back(tex_escape(row.row->label + ": " + note));
   if (!notes.empty()) caption += fmt::format(" Missing or unfinished: {}.", fmt::join(notes, "; "));
   s += fmt::format("  \\caption{{{}}}\n\\end{{table}}\n", caption);
+  if (r.comparison) {
+    s += fmt::format("\\begin{{table}}[ht]\n  \\centering\n  \\small\n  \\begin{{tabular}}{{l{}}}\n    \\toprule\n    Model",
+                     std::string(r.table->columns.size(), 'r'));
+    for (const auto& column : r.table->columns) s += " & " + tex_escape(column.label);
+    s += " \\\\\n    \\midrule\n";
+    for (const auto& row : r.rows) {
+      s += "    " + tex_escape(row.row->label);
+      const std::string note = comparison_note(r, row);
+      for (const auto& column : r.table->columns)
+        s += " & " + (note.empty() ? comparison_text(row, column.key, style, "$^\\sim$") : tex_escape(note));
+      s += " \\\\\n";
+    }
+    s += fmt::format("    \\bottomrule\n  \\end{{tabular}}\n  \\caption{{{} against {}. {}.}}\n\\end{{table}}\n",
+                     tex_escape(r.table->title), tex_escape(r.comparison->against),
+                     replace_all(tex_escape(comparison_description(r, "@MARK@")), "@MARK@", "$^\\sim$"));
+  }
   return s;
 }
 

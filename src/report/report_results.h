@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "report/paired_bootstrap.h"
 #include "report/report_table.h"
 #include "sweep/sweep_spec.h"
 #include "train/run_status.h"
@@ -37,6 +38,16 @@ struct ReportRowResult {
   int64_t finished = 0;        // runs that are finished or early-stopped
   std::map<std::string, ReportCell> cells;  // by column key
   std::vector<std::string> tags;  // of the row's runs, each once, sorted
+  // Against the reference row (compare_rows), by column key; empty for the
+  // reference itself and for rows that cannot be compared (`not_compared`).
+  std::map<std::string, BootstrapDifference> against;
+  std::string not_compared;  // why, e.g. "no finished runs"
+};
+
+// The reference row of the differences and how they were drawn.
+struct ReportComparison {
+  std::string against;  // its label
+  BootstrapOptions options;
 };
 
 struct ReportResult {
@@ -44,6 +55,7 @@ struct ReportResult {
   std::filesystem::path runs_root;
   std::vector<ReportRowResult> rows;
   std::vector<std::string> tags;  // of every run that exists, each once, sorted
+  std::optional<ReportComparison> comparison;
 };
 
 // Finds every row's runs among `sweep`'s (expand_sweep, under `runs_root`)

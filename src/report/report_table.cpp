@@ -1,11 +1,14 @@
 #include "report/report_table.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/config_reader.h"
+#include "core/did_you_mean.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -90,6 +93,12 @@ ReportTable load_report_table(const fs::path& path) {
   r.check(rows != nullptr && rows->kind == ConfigNode::Kind::sequence && !rows->items.empty(), "rows",
           "expected a list of rows (label:, run:, paper:)");
   for (size_t i = 0; i < rows->items.size(); ++i) table.rows.push_back(read_row(rows->items[i], i, table));
+  r.read("against", table.against);
+  std::vector<std::string> labels;
+  for (const auto& row : table.rows) labels.push_back(row.label);
+  r.check(table.against.empty() || std::find(labels.begin(), labels.end(), table.against) != labels.end(), "against",
+          fmt::format("no row \"{}\"{} (the rows: {})", table.against, did_you_mean_suffix(table.against, labels),
+                      fmt::join(labels, ", ")));
   r.finish();
   return table;
 }

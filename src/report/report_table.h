@@ -10,6 +10,7 @@
 //       run: baseline                          # a run of the sweep: a name, or a name without -seed<N> (all seeds)
 //       split: dev                             # dev (default) | test
 //       paper: {overall: 0.635, sst: 0.453, para: 0.789, sts: 0.324}
+//   against: Baseline                          # optional: the row the others are compared with
 //
 // A column key is a task of the runs (its metric: accuracy, or Pearson r for
 // STS) or `overall`, the runs' overall score. Each run's metrics come from
@@ -45,6 +46,7 @@ struct ReportTable {
   std::filesystem::path sweep;  // resolved against the table file's folder
   std::vector<ReportColumn> columns;
   std::vector<ReportRow> rows;
+  std::string against;  // a row's label, or "": no comparison unless `mtbert report --against` asks
 };
 
 // Reads and checks a table file; UserError naming file, line and key.

@@ -119,6 +119,34 @@ PY
 )
 check "csv: the mean of the two seeds' overall" grep -q "^quick,quick,dev,2,2,0.635,$mean," report.csv
 
+# --- rows against a reference: paired-bootstrap intervals from the runs' dev predictions
+cat >tables/against.yaml <<'YAML'
+title: "Seeds against each other"
+sweep: ../sweeps/quick.yaml
+columns: {overall: Overall, sst: SST, para: Quora, sts: STS}
+rows:
+  - {label: seed 1, run: quick-seed1}
+  - {label: seed 2, run: quick-seed2}
+  - {label: both seeds, run: quick}
+  - {label: test, run: quick, split: test}
+against: seed 1
+YAML
+"$bin" report tables/against.yaml --bootstrap-samples 200 >against.md 2>err
+check "md: the differences section" grep -q '^### Against seed 1$' against.md
+check "md: the reference row" grep -q '^| seed 1 | reference | reference |' against.md
+check "md: a difference with its interval" \
+  grep -Eq '^\| seed 2 \| [+-][0-9.]+ \[[+-][0-9.]+, [+-][0-9.]+\]( ~)? \|' against.md
+check "md: a test row is not compared" grep -q '^| test | test split |' against.md
+"$bin" report tables/against.yaml --against "both seeds" --format csv --output against.csv 2>/dev/null
+check "csv: the interval columns" grep -q ',overall_vs_against,overall_vs_against_low,overall_vs_against_high,' against.csv
+check "csv: --against replaces the table's" grep -q '^seed 1,quick-seed1,dev,1,1,.*,both seeds,' against.csv
+"$bin" report tables/against.yaml --format latex >against.tex 2>/dev/null
+check "latex: a second table" test "$(grep -c '\\begin{tabular}' against.tex)" -eq 2
+expect_error "an unknown reference row" 'against: no row "seed 3" in tables/against.yaml (did you mean "seed 1"?)' -- \
+  report tables/against.yaml --against "seed 3"
+expect_error "a test row as reference" 'row "test" of tables/against.yaml cannot be the reference: its split is test' -- \
+  report tables/against.yaml --against test
+
 # --- a Slurm array for what is left
 rm -rf runs/quick/quick-seed2
 "$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --emit slurm >out 2>err

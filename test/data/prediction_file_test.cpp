@@ -102,3 +102,25 @@ TEST_CASE("prediction files: mismatched inputs and unwritable places", "[predict
                                                 {1.0}),
                   mtbert::UserError);
 }
+
+TEST_CASE("prediction files read back what was written", "[prediction_file]") {
+  mtbert::test::TempDir dir;
+  const auto path = dir / "sts-dev-output.csv";
+  mtbert::write_prediction_file(path, mtbert::builtin_task("sts"), {"a1", "b2"}, {3.4567854, 1e-5});
+  const auto file = mtbert::read_prediction_file(path);
+  CHECK(file.ids == std::vector<std::string>{"a1", "b2"});
+  // The file holds the shortest digits of the float32: they read back as that float32.
+  CHECK(static_cast<float>(file.predictions[0]) == 3.4567854f);
+  CHECK(static_cast<float>(file.predictions[1]) == 1e-5f);
+}
+
+TEST_CASE("prediction files: a bad header or row is named with its line", "[prediction_file]") {
+  using Catch::Matchers::Contains;
+  mtbert::test::TempDir dir;
+  CHECK_THROWS_WITH(mtbert::read_prediction_file(dir / "absent.csv"), Contains("absent.csv: cannot read"));
+  CHECK_THROWS_WITH(mtbert::read_prediction_file(dir.write("h.csv", "sentence \t x \n")), Contains("h.csv:1: expected the header"));
+  CHECK_THROWS_WITH(mtbert::read_prediction_file(dir.write("r.csv", "id \t Predicted_Sentiment \na , 1 \nb 2 \n")),
+                    Contains("r.csv:3: expected \"<id> , <prediction>\""));
+  CHECK_THROWS_WITH(mtbert::read_prediction_file(dir.write("v.csv", "id \t Predicted_Sentiment \na , one \n")),
+                    Contains("v.csv:2:"));
+}
