@@ -93,7 +93,7 @@ void run_attention(const AttentionArgs& args) {
       check_encoder_inputs({batch.input_ids, batch.attention_mask, batch.token_type_ids}, source.config,
                            fmt::format("the tokenizer of {}", source.name));
 
-  torch::NoGradGuard no_grad;
+  c10::InferenceMode inference;  // no autograd records, no version counters
   EncoderOutput out = source.model(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids,
                                        /*output_attentions=*/true);
   std::vector<torch::Tensor> per_layer;

@@ -211,7 +211,7 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   model->eval();
   const TokenBatch t = random_tokens(a, length, /*pair=*/false).to(ctx.device);
   const auto times = time_repeated(ctx, [&] {
-    torch::NoGradGuard no_grad;
+    c10::InferenceMode inference;  // no autograd records, no version counters
     const AutocastScope autocast(ctx.device, ctx.precision == Precision::bf16);
     model(t.input_ids, t.attention_mask, t.token_type_ids);
   });

@@ -58,7 +58,7 @@ void run_encode(const EncodeArgs& args) {
   TokenBatch inputs = args.input.empty() ? inputs_from_texts(args, pretrained.config)
                                             : inputs_from_file(args.input, pretrained.config);
 
-  torch::NoGradGuard no_grad;
+  c10::InferenceMode inference;  // no autograd records, no version counters
   EncoderOutput out = pretrained.model(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids);
 
   std::map<std::string, torch::Tensor> result{{"last_hidden_state", out.last_hidden_state}};

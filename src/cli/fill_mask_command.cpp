@@ -39,7 +39,7 @@ void run_fill_mask(const FillMaskArgs& args) {
   if (masks.empty())
     throw UserError(fmt::format("--text holds no {} token to fill", tokenizer->id_to_piece(mask_id)));
 
-  torch::NoGradGuard no_grad;
+  c10::InferenceMode inference;  // no autograd records, no version counters
   const TokenBatch batch = to_tensors(pad_batch({encoding}, tokenizer->special_ids().pad));
   const auto positions = torch::tensor(masks, torch::kLong);
   const auto probabilities = torch::softmax(model->logits_at(batch, positions).to(torch::kDouble), -1);

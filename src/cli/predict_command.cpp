@@ -39,7 +39,7 @@ void run_predict(const PredictArgs& args) {
       encode_split(split, task.spec, *experiment.tokenizer, task.head.pair_mode, task.config.max_length);
   TaskBatch batch = make_batch(encoded, {0});
 
-  torch::NoGradGuard no_grad;
+  c10::InferenceMode inference;  // no autograd records, no version counters
   experiment.model->eval();
   auto outputs = experiment.model(task.name(), batch.segments_on(experiment.device));
   const double prediction = experiment.model->head(task.name())->predictions(outputs).item<double>();

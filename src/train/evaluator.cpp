@@ -68,7 +68,9 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
 
 Evaluation evaluate(Experiment& e, Split split) {
   const auto start = std::chrono::steady_clock::now();
-  torch::NoGradGuard no_grad;
+  // Inference mode, not just no-grad: tensors made here carry no version
+  // counters or view records (nothing in the model caches them for training).
+  c10::InferenceMode inference;
   const bool was_training = e.model->is_training();
   e.model->eval();
   Evaluation result;
