@@ -21,7 +21,7 @@ for table in "${!rows[@]}"; do
   runs=$(find "$dir/smoke/$table" -mindepth 2 -maxdepth 2 -name summary.json | wc -l)
   check "$table: ${rows[$table]} finished runs ($runs)" test "$runs" -eq "${rows[$table]}"
   for run in "$dir/smoke/$table"/*/; do
-    for figure in training-curves para-dev-confusion sst-dev-histogram sts-dev-histogram attention-attention-L0_Hall; do
+    for figure in training-curves para-dev-confusion sst-dev-histogram sts-dev-histogram attention-L0_Hall; do
       check "$(basename "$run") $figure.png" test -s "$run/figures/$figure.png"
     done
     check "$(basename "$run") finished" grep -q '"status": "finished"' "$run/summary.json"
