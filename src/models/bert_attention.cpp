@@ -20,24 +20,9 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
   const int64_t batch = hidden.size(0), len = hidden.size(1);
   // [B, N, H] -> [B, heads, N, head_dim]
   auto split_heads = [&](const torch::Tensor& x) { return x.view({batch, len, heads_, head_dim_}).transpose(1, 2); };
-  torch::Tensor q, k, v;
-  if (query_states.defined()) {  // EMD: the queries come from elsewhere
-    q = split_heads(query(query_states));
-    k = split_heads(key(hidden));
-    v = split_heads(value(hidden));
-  } else {
-    // One GEMM against the three weights stacked ([3H, H]) instead of three
-    // against [H, H]: at small hidden sizes each GEMM is short and the
-    // calls' overhead and the re-reads of `hidden` cost more than stacking
-    // the weights (a copy of 3H^2 floats, a split of the gradient backward).
-    // The parameters stay query/key/value, HuggingFace's names.
-    const auto weight = torch::cat({query->weight, key->weight, value->weight});
-    const auto bias = torch::cat({query->bias, key->bias, value->bias});
-    const auto qkv = torch::linear(hidden, weight, bias).view({batch, len, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
-    q = qkv[0];
-    k = qkv[1];
-    v = qkv[2];
-  }
+  auto q = split_heads(query(query_states.defined() ? query_states : hidden));
+  auto k = split_heads(key(hidden));
+  auto v = split_heads(value(hidden));
 
 #if TORCH_VERSION_MAJOR >= 2
   // LibTorch 2.x: one fused kernel (flash or memory-efficient attention on
