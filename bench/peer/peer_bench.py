@@ -69,6 +69,9 @@ def parse_args(argv):
                    help="folder with ids-sst-train.csv and bert-base-uncased/vocab.txt")
     p.add_argument("--paced", action="store_true",
                    help="wait for a line on stdin before each repetition, print its time after it")
+    p.add_argument("--profile", action="store_true",
+                   help="after the timed repetitions, as many again under torch.autograd.profiler: "
+                        "each line gets the operators with the most self CPU time per repetition")
     args = p.parse_args(argv)
     args.case = args.case or list(CASES)
     args.length = args.length or [64, 128]
@@ -135,7 +138,19 @@ class Context:
             if i >= self.args.warmup:
                 times.append(ms)
                 cpu.append((time.process_time() - cpu_start) * 1e3)
-        return times, cpu
+        ops = self.profile_ops(fn) if self.args.profile else None
+        return times, cpu, ops
+
+    def profile_ops(self, fn):
+        """Self CPU milliseconds and calls per repetition of each operator
+        (key_averages' "Self CPU"), largest first: what mtbert bench --profile
+        reports from LibTorch's profiler."""
+        with torch.autograd.profiler.profile() as prof:
+            for _ in range(self.args.steps):
+                fn()
+        ops = [(e.key, e.count / self.args.steps, e.self_cpu_time_total / 1e3 / self.args.steps)
+               for e in prof.key_averages()]
+        return sorted(ops, key=lambda op: -op[2])
 
 
 def random_batch(args, length, pair):
@@ -160,10 +175,17 @@ def shape_fields(name, shape, args, length):
     return {"model": name, **shape, "vocab": args.vocab_size, "batch": args.batch, "length": length}
 
 
+def profile_field(ops):
+    total = sum(op[2] for op in ops)
+    return {"total_self_ms": round(total, 3),
+            "top": [{"op": name, "calls": round(calls, 1), "self_ms": round(ms, 3),
+                     "share": round(ms / total if total > 0 else 0.0, 4)} for name, calls, ms in ops[:15]]}
+
+
 def timing_fields(ctx, measured, examples, tokens):
-    times, cpu = measured
+    times, cpu, ops = measured
     median = statistics.median(times)
-    return {
+    fields = {
         "steps": ctx.args.steps,
         "warmup": ctx.args.warmup,
         "median_ms": round(median, 3),
@@ -172,6 +194,9 @@ def timing_fields(ctx, measured, examples, tokens):
         "examples_per_s": round(examples / (median / 1e3), 2),
         "tokens_per_s": round(tokens / (median / 1e3), 1),
     }
+    if ops is not None:
+        fields["profile"] = profile_field(ops)
+    return fields
 
 
 def bert_config(shape, args):
@@ -269,7 +294,7 @@ def bench_tokenizer(ctx):
     def run():
         counted.append(sum(len(tokenizer.encode_for_model(s)[0]) for s in sentences))
 
-    times, _ = ctx.time_repeated(run)
+    times, _, _ = ctx.time_repeated(run)
     median = statistics.median(times)
     return {"case": "tokenizer", "data": "ids-sst-train.csv", "sentences": len(sentences), "tokens": counted[-1],
             "steps": args.steps, "warmup": args.warmup, "median_ms": round(median, 3),

@@ -39,6 +39,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/op_profile.h"
 #include "models/masked_lm.h"
 #include "train/mlm_step.h"
 #include "core/autocast_scope.h"
@@ -87,6 +88,7 @@ struct BenchArgs {
   int64_t vocab_size = 30522;
   std::string data;
   bool paced = false;
+  bool profile = false;
 };
 
 struct Context {
@@ -141,6 +143,7 @@ double process_cpu_ms() {
 // process (all threads), which a busy machine disturbs less.
 struct Times {
   std::vector<double> wall, cpu;
+  std::vector<OpTime> ops;  // with --profile
 };
 
 Times time_repeated(const Context& ctx, const std::function<void()>& run) {
@@ -164,6 +167,9 @@ Times time_repeated(const Context& ctx, const std::function<void()>& run) {
     times.wall.push_back(ms);
     times.cpu.push_back(process_cpu_ms() - cpu_start);
   }
+  // Profiled apart from the timed repetitions: the profiler's own cost
+  // (microseconds per operator) would slow them.
+  if (ctx.args.profile) times.ops = profile_ops(run, ctx.args.steps);
   return times;
 }
 
@@ -173,16 +179,29 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The operators with the most self time (per repetition) and their share of
+// all operators' self time.
+json profile_field(const std::vector<OpTime>& ops) {
+  double total = 0;
+  for (const auto& op : ops) total += op.self_ms;
+  json top = json::array();
+  for (size_t i = 0; i < std::min<size_t>(ops.size(), 15); ++i)
+    top.push_back({{"op", ops[i].op}, {"calls", rounded(ops[i].calls, 1)}, {"self_ms", rounded(ops[i].self_ms, 3)},
+                   {"share", rounded(total > 0 ? ops[i].self_ms / total : 0, 4)}});
+  return {{"total_self_ms", rounded(total, 3)}, {"top", top}};
+}
 
 json timing_fields(const Context& ctx, const Times& times, double examples, double tokens) {
   const double m = median(times.wall);
-  return {{"steps", ctx.args.steps},
-          {"warmup", ctx.args.warmup},
-          {"median_ms", rounded(m, 3)},
-          {"min_ms", rounded(*std::min_element(times.wall.begin(), times.wall.end()), 3)},
-          {"median_cpu_ms", rounded(median(times.cpu), 3)},
-          {"examples_per_s", rounded(examples / (m / 1e3), 2)},
-          {"tokens_per_s", rounded(tokens / (m / 1e3), 1)}};
+  json fields = {{"steps", ctx.args.steps},
+                 {"warmup", ctx.args.warmup},
+                 {"median_ms", rounded(m, 3)},
+                 {"min_ms", rounded(*std::min_element(times.wall.begin(), times.wall.end()), 3)},
+                 {"median_cpu_ms", rounded(median(times.cpu), 3)},
+                 {"examples_per_s", rounded(examples / (m / 1e3), 2)},
+                 {"tokens_per_s", rounded(tokens / (m / 1e3), 1)}};
+  if (ctx.args.profile) fields["profile"] = profile_field(times.ops);
+  return fields;
 }
 
 json shape_fields(const Shape& s, const BenchArgs& a, int64_t length) {
@@ -436,6 +455,9 @@ void add_bench_command(CLI::App& app) {
                   "../shared/data)");
   cmd->add_flag("--paced", args->paced,
                 "Before each repetition wait for a line on stdin, after it print its time (one case, model and length)");
+  cmd->add_flag("--profile", args->profile,
+                "After the timed repetitions, as many again under LibTorch's profiler: each line gets the operators "
+                "with the most self time per repetition");
   cmd->callback([args] { run_bench(*args); });
 }
 

@@ -100,6 +100,26 @@ def test_the_peer_prints_the_same_keys():
             assert theirs["examples_per_step"] == ours["examples_per_step"] == 6
 
 
+def test_profile_lists_operators_by_self_time_in_both():
+    for case in ("train_step", "encoder_forward"):
+        [ours] = mtbert_bench("--case", case, "--length", "8", *TINY, "--profile")
+        [theirs] = peer_bench("--case", case, "--length", "8", *TINY, "--profile")
+        for line in (ours, theirs):
+            profile = line["profile"]
+            ops = {op["op"]: op for op in profile["top"]}
+            assert "aten::mm" in ops or "aten::addmm" in ops, ops.keys()
+            times = [op["self_ms"] for op in profile["top"]]
+            assert times == sorted(times, reverse=True), times
+            assert 0 < sum(op["share"] for op in profile["top"]) <= 1.0001
+            assert all(op["calls"] > 0 for op in profile["top"])
+        if case == "train_step":  # the backward pass is recorded too
+            assert any("backward" in op["op"].lower() or "Backward" in op["op"] for op in ours["profile"]["top"]) or \
+                any(op["op"].startswith("torch::autograd") for op in ours["profile"]["top"])
+        # Without --profile, no profile key.
+        [plain] = mtbert_bench("--case", case, "--length", "8", *TINY)
+        assert "profile" not in plain
+
+
 def test_bf16_autocast_runs_in_both():
     for bench in (mtbert_bench, peer_bench):
         [line] = bench("--case", "train_step", "--length", "8", "--precision", "bf16", *TINY)
