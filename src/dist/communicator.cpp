@@ -50,18 +50,18 @@ Communicator::Communicator(const LaunchEnv& env, const CommunicatorOptions& opti
   try {
     c10d::TCPStoreOptions store;
     store.port = static_cast<std::uint16_t>(env.master_port);
-    store.isServer = env.rank == 0;
+    store.isServer = env.rank == 0 && !env.agent_store;
     store.numWorkers = static_cast<std::size_t>(env.world_size);
     store.waitWorkers = false;  // the process group's own rendezvous waits for everyone
     store.timeout = options.timeout;
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store);
   } catch (const std::exception& e) {
     throw DistributedError(fmt::format("{}: cannot {} the rendezvous store at {}:{}: {}", where,
-                                       env.rank == 0 ? "open" : "reach", env.master_addr, env.master_port,
+                                       env.rank == 0 && !env.agent_store ? "open" : "reach", env.master_addr, env.master_port,
                                        first_line(e.what())));
   }
   try {
-    auto store = c10::make_intrusive<c10d::PrefixStore>("mtbert", impl_->store);
+    auto store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("mtbert/{}", env.restart), impl_->store);
     if (options.nccl) {
 #ifdef USE_C10D_NCCL
       device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));

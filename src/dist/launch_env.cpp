@@ -65,6 +65,9 @@ LaunchEnv from_torchrun(const EnvReader& env) {
   out.local_world_size =
       env.has("LOCAL_WORLD_SIZE") ? env.number("LOCAL_WORLD_SIZE", 1, out.world_size, hint) : 1;
   read_master(env, out, hint);
+  out.agent_store = env.text("TORCHELASTIC_USE_AGENT_STORE") == "True";
+  if (env.has("TORCHELASTIC_RESTART_COUNT"))
+    out.restart = env.number("TORCHELASTIC_RESTART_COUNT", 0, 0x7fffffff, hint);
   if (out.distributed() && (out.master_addr.empty() || out.master_port == 0))
     throw UserError(fmt::format("WORLD_SIZE={} needs MASTER_ADDR and MASTER_PORT, rank 0's address and port ({})",
                                 out.world_size, hint));

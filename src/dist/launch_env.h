@@ -27,6 +27,11 @@ struct LaunchEnv {
   int local_world_size = 1;  // ranks on this machine; 1 when the launcher does not say
   std::string master_addr;   // rank 0's host, where the rendezvous store listens
   int master_port = 0;
+  // torchrun's own agent already serves the rendezvous store at
+  // MASTER_ADDR:MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE): every rank joins
+  // it as a client, keyed by the restart (TORCHELASTIC_RESTART_COUNT).
+  bool agent_store = false;
+  int restart = 0;
 
   bool distributed() const { return world_size > 1; }
 };

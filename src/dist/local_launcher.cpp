@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -144,12 +145,18 @@ LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const
       signal_all(SIGKILL);
       deadline = std::chrono::steady_clock::time_point::max();
     }
-    bool reaped = false;
+    std::vector<std::pair<size_t, int>> ended;  // rank, wait status
     for (size_t r = 0; r < pids.size(); ++r) {
       int status = 0;
       if (!running[r] || ::waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
       running[r] = false;
-      reaped = true;
+      ended.emplace_back(r, status);
+    }
+    // The rank that failed first is the one to name; when several ended
+    // since the last look, one killed by a signal is likelier the cause than
+    // one that exited because its peer was gone.
+    std::stable_partition(ended.begin(), ended.end(), [](const auto& e) { return WIFSIGNALED(e.second); });
+    for (const auto& [r, status] : ended) {
       // A rank that stopped on the signal passed on to it did what it was asked.
       const bool asked = forwarded != 0 && exit_code_of(status) == 128 + forwarded;
       if (exit_code_of(status) == 0 || asked || !result.failure.empty()) continue;
@@ -158,6 +165,7 @@ LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const
       signal_all(SIGTERM);
       deadline = std::chrono::steady_clock::now() + grace;
     }
+    const bool reaped = !ended.empty();
     if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (result.failure.empty() && forwarded != 0) result.exit_code = 128 + forwarded;
