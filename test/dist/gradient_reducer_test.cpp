@@ -46,14 +46,14 @@ std::vector<torch::Tensor> parameters_of_rank(int rank) {
 
 }  // namespace
 
-TEST_CASE("gradients are averaged over ranks in flat buckets; a missing gradient counts as zeros") {
+TEST_CASE("gradients are averaged over ranks in flat buckets; a gradient missing on one rank counts as zeros") {
   run_ranks(2, [](Communicator& comm) {
     auto params = parameters_of_rank(comm.rank());
     // 64 bytes: the first two parameters (40 + 24) fill a bucket, the third starts one.
     GradientReducer reducer(comm, params, 64);
     reducer.average_gradients();
-    CHECK(reducer.calls() == 2);
-    CHECK(reducer.bytes() == 80);
+    CHECK(reducer.calls() == 3);         // the mask of gradients, then two buckets
+    CHECK(reducer.bytes() == 12 + 80);  // 3 int32 flags, 20 floats
     CHECK(torch::allclose(params[0].grad(), torch::full({10}, 1.5)));  // (1 + 2) / 2
     CHECK(torch::allclose(params[1].grad(), torch::full({6}, 3.0)));   // (2 + 4) / 2
     CHECK(torch::allclose(params[2].grad(), torch::full({4}, 1.5)));   // (3 + 0) / 2
@@ -80,7 +80,19 @@ TEST_CASE("one parameter larger than a bucket gets a bucket of its own") {
     for (auto& p : params) p.mutable_grad() = torch::ones_like(p) * comm.rank();
     GradientReducer reducer(comm, params, 16);
     reducer.average_gradients();
-    CHECK(reducer.calls() == 3);
+    CHECK(reducer.calls() == 1 + 3);
     for (auto& p : params) CHECK(torch::allclose(p.grad(), torch::full_like(p, 0.5)));
+  });
+}
+
+TEST_CASE("a parameter no rank has a gradient for keeps none (AdamW leaves it alone)") {
+  run_ranks(2, [](Communicator& comm) {
+    std::vector<torch::Tensor> params{torch::zeros({3}, torch::requires_grad()), torch::zeros({3}, torch::requires_grad())};
+    params[1].mutable_grad() = torch::full({3}, 2.0 * comm.rank());
+    GradientReducer reducer(comm, params, 1 << 20);
+    reducer.average_gradients();
+    CHECK_FALSE(params[0].grad().defined());
+    CHECK(torch::allclose(params[1].grad(), torch::full({3}, 1.0)));
+    CHECK(reducer.calls() == 2);
   });
 }
