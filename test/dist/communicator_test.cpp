@@ -44,7 +44,7 @@ void run_ranks(int world, const std::function<void(Communicator&)>& body, std::c
 
 }  // namespace
 
-TEST_CASE("collectives of two ranks over Gloo") {
+TEST_CASE("collectives of two ranks over Gloo", "[dist]") {
   run_ranks(2, [](Communicator& comm) {
     const double r = comm.rank();
     auto sum = torch::tensor({1.0 + r, 10.0 * r}, torch::kDouble);
@@ -72,7 +72,7 @@ TEST_CASE("collectives of two ranks over Gloo") {
   });
 }
 
-TEST_CASE("a rank that leaves makes the other's next collective fail with one line naming it") {
+TEST_CASE("a rank that leaves makes the other's next collective fail with one line naming it", "[dist]") {
   std::string message;
   run_ranks(2, [&](Communicator& comm) {
     comm.barrier();
@@ -88,7 +88,7 @@ TEST_CASE("a rank that leaves makes the other's next collective fail with one li
   CHECK(message.find('\n') == std::string::npos);
 }
 
-TEST_CASE("a rank that never joins: the others give up at the timeout") {
+TEST_CASE("a rank that never joins: the others give up at the timeout", "[dist]") {
   const int port = mtbert::free_local_port();
   CommunicatorOptions options;
   options.timeout = std::chrono::seconds(2);

@@ -46,7 +46,7 @@ std::vector<torch::Tensor> parameters_of_rank(int rank) {
 
 }  // namespace
 
-TEST_CASE("gradients are averaged over ranks in flat buckets; a gradient missing on one rank counts as zeros") {
+TEST_CASE("gradients are averaged over ranks in flat buckets, a gradient missing on one rank counting as zeros", "[dist]") {
   run_ranks(2, [](Communicator& comm) {
     auto params = parameters_of_rank(comm.rank());
     // 64 bytes: the first two parameters (40 + 24) fill a bucket, the third starts one.
@@ -62,7 +62,7 @@ TEST_CASE("gradients are averaged over ranks in flat buckets; a gradient missing
   });
 }
 
-TEST_CASE("a flat gradient is averaged in chunks of the bucket size") {
+TEST_CASE("a flat gradient is averaged in chunks of the bucket size", "[dist]") {
   run_ranks(2, [](Communicator& comm) {
     GradientReducer reducer(comm, {}, 16);  // 4 floats a call
     auto flat = torch::arange(10, torch::kFloat) * (comm.rank() + 1);
@@ -73,7 +73,7 @@ TEST_CASE("a flat gradient is averaged in chunks of the bucket size") {
   });
 }
 
-TEST_CASE("one parameter larger than a bucket gets a bucket of its own") {
+TEST_CASE("one parameter larger than a bucket gets a bucket of its own", "[dist]") {
   run_ranks(2, [](Communicator& comm) {
     std::vector<torch::Tensor> params{torch::zeros({2}, torch::requires_grad()), torch::zeros({100}, torch::requires_grad()),
                                       torch::zeros({2}, torch::requires_grad())};
@@ -85,7 +85,7 @@ TEST_CASE("one parameter larger than a bucket gets a bucket of its own") {
   });
 }
 
-TEST_CASE("a parameter no rank has a gradient for keeps none (AdamW leaves it alone)") {
+TEST_CASE("a parameter no rank has a gradient for keeps none (AdamW leaves it alone)", "[dist]") {
   run_ranks(2, [](Communicator& comm) {
     std::vector<torch::Tensor> params{torch::zeros({3}, torch::requires_grad()), torch::zeros({3}, torch::requires_grad())};
     params[1].mutable_grad() = torch::full({3}, 2.0 * comm.rank());

@@ -33,7 +33,7 @@ std::string error_of(const Vars& vars) {
 
 }  // namespace
 
-TEST_CASE("no launcher variables: a single process") {
+TEST_CASE("no launcher variables: a single process", "[dist]") {
   const LaunchEnv env = parse({{"HOME", "/root"}});
   CHECK(env.launcher == "none");
   CHECK(env.rank == 0);
@@ -41,7 +41,7 @@ TEST_CASE("no launcher variables: a single process") {
   CHECK_FALSE(env.distributed());
 }
 
-TEST_CASE("torchrun's variables") {
+TEST_CASE("torchrun's variables", "[dist]") {
   const LaunchEnv env = parse({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
                                {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29400"}});
   CHECK(env.launcher == "torchrun");
@@ -55,20 +55,20 @@ TEST_CASE("torchrun's variables") {
   CHECK_FALSE(env.agent_store);
 }
 
-TEST_CASE("torchrun's agent store: every rank a client, keyed by the restart") {
+TEST_CASE("torchrun's agent store: every rank a client, keyed by the restart", "[dist]") {
   const LaunchEnv env = parse({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29400"},
                                {"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RESTART_COUNT", "3"}});
   CHECK(env.agent_store);
   CHECK(env.restart == 3);
 }
 
-TEST_CASE("a torchrun world of one needs no master address") {
+TEST_CASE("a torchrun world of one needs no master address", "[dist]") {
   const LaunchEnv env = parse({{"RANK", "0"}, {"WORLD_SIZE", "1"}});
   CHECK(env.launcher == "torchrun");
   CHECK_FALSE(env.distributed());
 }
 
-TEST_CASE("srun's variables, the master from SLURM_LAUNCH_NODE_IPADDR and a port from the job id") {
+TEST_CASE("srun's variables, the master from SLURM_LAUNCH_NODE_IPADDR and a port from the job id", "[dist]") {
   const LaunchEnv env = parse({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
                                {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.4"}, {"SLURM_JOB_ID", "123456"}});
   CHECK(env.launcher == "slurm");
@@ -79,7 +79,7 @@ TEST_CASE("srun's variables, the master from SLURM_LAUNCH_NODE_IPADDR and a port
   CHECK(env.master_port == 20000 + 123456 % 20000);
 }
 
-TEST_CASE("srun: MASTER_ADDR and MASTER_PORT win; the step's task count wins over the allocation's") {
+TEST_CASE("srun: MASTER_ADDR and MASTER_PORT win, and the step's task count wins over the allocation's", "[dist]") {
   const LaunchEnv env = parse({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NUM_TASKS", "2"},
                                {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.4"}, {"MASTER_ADDR", "10.0.0.9"},
                                {"MASTER_PORT", "31000"}});
@@ -88,18 +88,18 @@ TEST_CASE("srun: MASTER_ADDR and MASTER_PORT win; the step's task count wins ove
   CHECK(env.master_port == 31000);
 }
 
-TEST_CASE("srun without a job id: PyTorch's default port") {
+TEST_CASE("srun without a job id: PyTorch's default port", "[dist]") {
   CHECK(parse({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"MASTER_ADDR", "h"}}).master_port == 29500);
 }
 
-TEST_CASE("torchrun's variables win over Slurm's (torchrun inside an allocation)") {
+TEST_CASE("torchrun's variables win over Slurm's (torchrun inside an allocation)", "[dist]") {
   const LaunchEnv env = parse({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1234"},
                                {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}});
   CHECK(env.launcher == "torchrun");
   CHECK(env.rank == 1);
 }
 
-TEST_CASE("bad values are one line naming the variable") {
+TEST_CASE("bad values are one line naming the variable", "[dist]") {
   CHECK(error_of({{"RANK", "x1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}) ==
         "RANK=\"x1\" is not a whole number (torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT)");
   CHECK_THAT(error_of({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
@@ -118,7 +118,7 @@ TEST_CASE("bad values are one line naming the variable") {
              Catch::StartsWith("SLURM_PROCID=-1 is out of range"));
 }
 
-TEST_CASE("ranks of one machine share its cores") {
+TEST_CASE("ranks of one machine share its cores", "[dist]") {
   LaunchEnv alone;
   LaunchEnv crowded;
   crowded.local_world_size = 1 << 20;

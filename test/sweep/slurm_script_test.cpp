@@ -127,7 +127,7 @@ TEST_CASE("CPU runs over several nodes: one rank per node", "[slurm_script]") {
   Fixture f(3, 0);
   const std::string text = read(f.script);
   CHECK(text.find("#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\n") != std::string::npos);
-  CHECK(text.find("--gres") == std::string::npos);
+  CHECK(text.find("#SBATCH --gres") == std::string::npos);
   CHECK(text.find("launch=(srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit=1)") != std::string::npos);
 }
 
