@@ -137,6 +137,14 @@ expect_error "--nodes shapes Slurm scripts only" "use them with --emit slurm" --
 "$bin" report tables/quick.yaml >report.md 2>/dev/null
 check "md: a missing run is marked" grep -q '^- quick: quick-seed2 missing' report.md
 
+# --- every run data-parallel on 2 local ranks
+status=0
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --out runs/dp --nproc 2 >out 2>err || status=$?
+check "sweep --nproc 2 succeeds" test "$status" -eq 0
+check "  ... each run trained by 2 ranks" test "$(grep -l '"ranks": 2' runs/dp/quick-seed*/summary.json | wc -l)" -eq 2
+expect_error "--nproc is for this machine, not Slurm scripts" "in a Slurm script use --gpus-per-run" -- \
+  sweep sweeps/quick.yaml --emit slurm --nproc 2
+
 # --- errors: one line, exit code 2, before any run starts
 cat >sweeps/bad.yaml <<'YAML'
 experiments: [../experiments/tiny/quick.yaml]
