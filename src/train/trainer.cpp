@@ -106,7 +106,9 @@ std::vector<torch::Tensor> Trainer::rank_generators() {
     std::lock_guard<std::mutex> lock(generator.mutex());
     state = generator.get_state();
   }
-  return comm_->all_gather(state.to(comm_->device()));
+  auto states = comm_->all_gather(state.to(comm_->device()));
+  for (auto& s : states) s = s.cpu();  // NCCL gathers on the GPU; checkpoints are written from host memory
+  return states;
 }
 
 Trainer::~Trainer() = default;

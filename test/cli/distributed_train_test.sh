@@ -164,4 +164,8 @@ RANK=one WORLD_SIZE=2 expect_error "a malformed RANK is one line" 'RANK="one" is
 SLURM_PROCID=0 SLURM_NTASKS=2 expect_error "srun variables without a master address" "needs rank 0's address" -- \
   train experiments/quickstart.yaml --out "$dir/bad"
 
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 expect_error "pretrain refuses to run as one of several ranks" \
+  "mtbert pretrain trains as one process, but this is rank 0 of 2 (torchrun)" -- \
+  pretrain experiments/pretrain/bert_small.yaml --out "$dir/bad"
+
 finish "data-parallel training"
