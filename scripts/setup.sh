@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache git pkg-config
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libgloo-dev
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev catch2 libspdlog-dev libfmt-dev
   libutf8proc-dev libcli11-dev nlohmann-json3-dev

@@ -5,11 +5,13 @@
 #include <c10/util/Exception.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "cli/commands.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "dist/communicator.h"
 
 namespace {
 
@@ -54,6 +56,12 @@ int main(int argc, char** argv) {
     return fail(std::string(e.what()) + " (see mtbert --help)");
   } catch (const mtbert::UserError& e) {
     return fail(e.what());
+  } catch (const mtbert::DistributedError& e) {
+    // Another rank is gone: one line, and out at once, without the process
+    // group's destructors (they would wait on the peers that are gone).
+    std::fprintf(stderr, "mtbert: error: %s\n", e.what());
+    std::fflush(stdout);
+    std::_Exit(1);
   } catch (const c10::Error& e) {
     // Inputs are validated before they reach LibTorch, so this is a bug; its
     // message carries a C++ backtrace after the first line, which we keep out.

@@ -11,6 +11,7 @@
 #include "config/pretrain_config.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "dist/launch_env.h"
 #include "train/interrupt.h"
 #include "train/pretrainer.h"
 #include "train/run_lock.h"
@@ -56,6 +57,11 @@ void run_pretraining(Pretraining& pretraining, const RunDirectory& run, bool res
 }
 
 void run_pretrain(const PretrainArgs& args) {
+  // Ranks of a launcher would each pretrain the same run into one folder.
+  if (const LaunchEnv env = launch_env(); env.distributed())
+    throw UserError(fmt::format("mtbert pretrain trains as one process, but this is rank {} of {} ({}): start it "
+                                "without a launcher",
+                                env.rank, env.world_size, env.launcher));
   const ConfigArguments given = split_config_arguments(args.positional);
   if (!args.resume.empty()) {
     if (!given.path.empty() || !given.overrides.empty() || !args.overlays.empty())

@@ -37,6 +37,9 @@ namespace fs = std::filesystem;
 struct SweepArgs {
   std::vector<std::string> positional;  // SWEEP.yaml and key=value overrides
   int jobs = 1;
+  int nproc = 1;         // local ranks per run
+  int nodes = 1;         // Slurm: nodes per run
+  int gpus_per_run = 0;  // Slurm: ranks (one GPU each) per run
   bool dry_run = false;
   std::string emit;
   std::string out;
@@ -138,7 +141,7 @@ void warn_config_changes(const std::vector<PlannedRun>& planned) {
 }
 
 void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<PlannedRun>& planned,
-                const std::vector<fs::path>& overlays) {
+                const std::vector<fs::path>& overlays, const SweepArgs& args) {
   std::vector<SweepRun> pending;
   for (const auto& p : planned)
     if (p.action == SweepAction::start || p.action == SweepAction::restart || p.action == SweepAction::resume)
@@ -155,6 +158,8 @@ void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<P
   options.working_directory = fs::current_path();
   options.log_folder = fs::absolute(root).lexically_normal();
   options.command = command_line();
+  options.nodes = args.nodes;
+  options.gpus_per_run = args.gpus_per_run;
   const fs::path script = root / (spec.name + ".sbatch");
   write_text_atomically(script, slurm_array_script(spec, pending, overlays, options));
   spdlog::info("{} of {} runs as a Slurm job array; submit it with: sbatch [options] {}", pending.size(),
@@ -163,7 +168,7 @@ void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<P
 }
 
 void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, const std::vector<fs::path>& overlays,
-              int jobs) {
+              int jobs, int nproc) {
   std::vector<const PlannedRun*> queued;
   size_t skipped = 0, elsewhere = 0;
   for (const auto& p : planned) {
@@ -177,7 +182,7 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
   // once than there are runs to train).
   const int parallel = std::max(1, std::min(jobs, static_cast<int>(queued.size())));
   const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const int threads = std::max(1, cores / parallel);
+  const int threads = std::max(1, cores / (parallel * nproc));
   fmt::print("sweep {}: {} runs: {} to train ({} at a time, {} thread{} each), {} finished{}\n", spec.name,
              planned.size(), queued.size(), parallel, threads, threads == 1 ? "" : "s", skipped,
              elsewhere ? fmt::format(", {} running elsewhere (left alone)", elsewhere) : "");
@@ -193,6 +198,7 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
     job.log = RunDirectory(p->run.folder).train_log();
     job.args = p->action == SweepAction::resume ? resume_arguments(p->run) : start_arguments(p->run, overlays);
     job.args.insert(job.args.end(), {"--threads", std::to_string(threads), "--no-progress"});
+    if (nproc > 1) job.args.insert(job.args.end(), {"--nproc", std::to_string(nproc)});
     queue.push_back(std::move(job));
     by_name[p->run.name] = p;
   }
@@ -242,6 +248,11 @@ void run_sweep(const SweepArgs& args) {
     else throw UserError(fmt::format("unexpected argument \"{}\" (overrides are key.path=value)", arg));
   }
   if (sweep_path.empty()) throw UserError("sweep needs SWEEP.yaml");
+  if (args.emit.empty() && (args.nodes != 1 || args.gpus_per_run != 0))
+    throw UserError("--nodes and --gpus-per-run shape the runs of a Slurm script: use them with --emit slurm");
+  if (!args.emit.empty() && args.nproc != 1)
+    throw UserError("--nproc starts ranks on this machine; in a Slurm script use --gpus-per-run (or --nodes)");
+  check_slurm_shape(args.nodes, args.gpus_per_run);
   const SweepSpec spec = load_sweep(sweep_path);
   const fs::path root = args.out.empty() ? fs::path(spec.output_root) : fs::path(args.out);
   const std::vector<fs::path> overlays(args.overlays.begin(), args.overlays.end());
@@ -249,9 +260,9 @@ void run_sweep(const SweepArgs& args) {
   const auto planned = plan(spec, runs, overlays);
   warn_config_changes(planned);
   if (args.dry_run) print_listing(spec, root, planned);
-  if (!args.emit.empty()) emit_slurm(spec, root, planned, overlays);
+  if (!args.emit.empty()) emit_slurm(spec, root, planned, overlays, args);
   if (args.dry_run || !args.emit.empty()) return;
-  run_here(spec, planned, overlays, args.jobs);
+  run_here(spec, planned, overlays, args.jobs, args.nproc);
 }
 
 }  // namespace
@@ -263,6 +274,13 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("sweep", args->positional, "SWEEP.yaml, then key.path=value overrides for every run");
   cmd->add_option("--jobs,-j", args->jobs, "Runs trained at once on this machine, sharing its cores")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--nproc", args->nproc, "Data-parallel ranks per run on this machine (mtbert train --nproc)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes", args->nodes, "With --emit slurm: nodes per run (data-parallel over them)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-per-run", args->gpus_per_run,
+                  "With --emit slurm: ranks per run, one GPU each (one srun per run with that many tasks)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--dry-run", args->dry_run, "List the runs, their status and what the sweep would do; train nothing");
   cmd->add_option("--emit", args->emit, "Write a job script instead of training: slurm (an sbatch job array)")
       ->check(CLI::IsMember({"slurm"}));

@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/run_folders.h"
@@ -13,6 +15,9 @@
 #include "core/atomic_file.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "dist/communicator.h"
+#include "dist/launch_env.h"
+#include "dist/local_launcher.h"
 #include "train/experiment.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
@@ -32,28 +37,123 @@ struct TrainArgs {
   std::vector<std::string> overlays;
   std::string resume;
   int threads = -1;  // -1: the config's
+  int nproc = 0;     // > 0: launch this many local ranks
   bool no_progress = false;
   std::string command;
 };
 
-void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const TrainArgs& args) {
-  Trainer trainer(experiment, run);
+void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const TrainArgs& args,
+                  Communicator* comm) {
+  const bool main_rank = !comm || comm->is_main();
+  Trainer trainer(experiment, run, comm);
   if (resume) trainer.restore_last_checkpoint();
   install_stop_signal_handlers();
   TrainerHooks hooks;
   hooks.stop_requested = [] { return stop_requested(); };
-  hooks.show_progress = !args.no_progress;
-  if (!resume) {
+  hooks.show_progress = !args.no_progress && main_rank;
+  if (!resume && main_rank) {
     run.write_summary({{"name", experiment.config.name}, {"status", "running"}, {"command", args.command}});
   }
   const TrainEnd end = trainer.train(hooks);
   const auto summary = trainer.finish(end, args.command);
   if (end == TrainEnd::interrupted) {
-    set_exit_code(128 + stop_signal());
+    // A rank stopped by another rank's signal ends as if it had had SIGTERM.
+    set_exit_code(128 + (stop_signal() != 0 ? stop_signal() : SIGTERM));
     return;
   }
+  if (!main_rank) return;
   fmt::print("{}", summary_table(summary));
   fmt::print("run folder: {}\n", run.root().string());
+}
+
+int thread_count(const TrainArgs& args, int64_t config_threads, const LaunchEnv& env) {
+  if (args.threads >= 0) return set_thread_count(args.threads);
+  if (config_threads == 0 && env.distributed()) return set_thread_count(default_rank_threads(env));
+  return set_thread_count(static_cast<int>(config_threads));
+}
+
+CommunicatorOptions communicator_options(const ExperimentConfig& config) {
+  CommunicatorOptions options;
+  const DistributedBackend backend = config.distributed.backend;
+  options.nccl = backend == DistributedBackend::nccl ||
+                 (backend == DistributedBackend::automatic && resolve_device(config.device).is_cuda());
+  options.timeout = std::chrono::seconds(config.distributed.timeout_seconds);
+  return options;
+}
+
+// One rank of a data-parallel job (torchrun, srun, --nproc): rank 0 owns the
+// run folder (creates, locks and writes it); the others read what it wrote.
+void run_train_rank(TrainArgs& args, const LaunchEnv& env, const ConfigArguments& given) {
+  if (env.rank > 0) spdlog::set_level(spdlog::level::warn);  // rank 0 speaks for the job
+  if (!args.resume.empty()) {
+    const RunDirectory run(args.resume);
+    const ExperimentConfig config = load_experiment(run.resolved_config());
+    Communicator comm(env, communicator_options(config));
+    std::optional<RunLock> lock;
+    bool done = false;
+    if (comm.is_main()) {
+      const RunState state = resumable_run(args.resume);
+      done = run_is_done(state.status);
+      if (done) fmt::print("{}", summary_table(state.summary));
+      else lock.emplace(args.resume);
+    }
+    if (comm.any(done)) return;
+    auto [opened, experiment] = open_run(args.resume, /*checkpoint=*/"");
+    thread_count(args, experiment.config.threads, env);
+    run_training(experiment, opened, /*resume=*/true, args, &comm);
+    return;
+  }
+  const ExperimentConfig config =
+      load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  Communicator comm(env, communicator_options(config));
+  if (comm.is_main()) {
+    in_fresh_run_folder(run, "train", [&] {
+      const int threads = thread_count(args, config.threads, env);
+      spdlog::info("run {} -> {} ({} ranks x {} threads)", config.name, run.root().string(), comm.world_size(),
+                   threads);
+      Experiment experiment = start_experiment(config, run);
+      comm.barrier();  // the tokenizer and model config are in the run folder
+      run_training(experiment, run, /*resume=*/false, args, &comm);
+    });
+    return;
+  }
+  comm.barrier();
+  thread_count(args, config.threads, env);
+  Experiment experiment = join_experiment(config, run);
+  run_training(experiment, run, /*resume=*/false, args, &comm);
+}
+
+// --nproc N: the ranks as child processes, each this very command without
+// --nproc. The config is checked here first, so that a mistake in it is one
+// line rather than one per rank.
+void launch_local_ranks(const TrainArgs& args, const ConfigArguments& given) {
+  std::vector<std::string> child{"train"};
+  int64_t timeout_seconds = DistributedSection{}.timeout_seconds;
+  if (!args.resume.empty()) {
+    const RunState state = resumable_run(args.resume);
+    if (run_is_done(state.status)) {
+      fmt::print("{}", summary_table(state.summary));
+      return;
+    }
+    timeout_seconds = load_experiment(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
+    child.insert(child.end(), {"--resume", args.resume});
+  } else {
+    const ExperimentConfig config = load_experiment(given.path, given.overrides,
+                                                    std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+    check_fresh_run_folder(RunDirectory(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out)), "train");
+    timeout_seconds = config.distributed.timeout_seconds;
+    child.insert(child.end(), args.positional.begin(), args.positional.end());
+    if (!args.out.empty()) child.insert(child.end(), {"--out", args.out});
+    for (const auto& overlay : args.overlays) child.insert(child.end(), {"--overlay", overlay});
+  }
+  if (args.threads >= 0) child.insert(child.end(), {"--threads", std::to_string(args.threads)});
+  if (args.no_progress) child.push_back("--no-progress");
+  spdlog::info("launching {} local ranks", args.nproc);
+  const LocalLaunchResult result = run_local_ranks(fs::read_symlink("/proc/self/exe"), child, args.nproc,
+                                                   std::chrono::seconds(timeout_seconds));
+  if (!result.failure.empty()) throw DistributedError(result.failure);
+  set_exit_code(result.exit_code);
 }
 
 void run_train(TrainArgs& args) {
@@ -62,6 +162,22 @@ void run_train(TrainArgs& args) {
     if (!given.path.empty()) throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
     if (!given.overrides.empty() || !args.overlays.empty())
       throw UserError("a resumed run keeps its config; key=value overrides and --overlay apply to new runs only");
+  } else if (given.path.empty()) {
+    throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
+  }
+  const LaunchEnv env = launch_env();
+  if (args.nproc > 0) {
+    if (env.distributed())
+      throw UserError(fmt::format("--nproc starts its own ranks, but this process is already rank {} of {} ({})",
+                                  env.rank, env.world_size, env.launcher));
+    launch_local_ranks(args, given);
+    return;
+  }
+  if (env.distributed()) {
+    run_train_rank(args, env, given);
+    return;
+  }
+  if (!args.resume.empty()) {
     const RunState state = resumable_run(args.resume);
     if (run_is_done(state.status)) {
       spdlog::info("{} is already finished", args.resume);
@@ -71,11 +187,9 @@ void run_train(TrainArgs& args) {
     const RunLock lock(args.resume);
     auto [run, experiment] = open_run(args.resume, /*checkpoint=*/"");
     set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(experiment.config.threads));
-    run_training(experiment, run, /*resume=*/true, args);
+    run_training(experiment, run, /*resume=*/true, args, nullptr);
     return;
   }
-
-  if (given.path.empty()) throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
   const ExperimentConfig config =
       load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
@@ -83,7 +197,7 @@ void run_train(TrainArgs& args) {
     const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
     spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Experiment experiment = start_experiment(config, run);
-    run_training(experiment, run, /*resume=*/false, args);
+    run_training(experiment, run, /*resume=*/false, args, nullptr);
   });
 }
 
@@ -101,6 +215,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--nproc", args->nproc,
+                  "Train data-parallel on N local ranks (child processes; the cores split between them)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-progress", args->no_progress, "No progress bar (evaluations are still logged)");
   cmd->callback([args] {
     args->command = command_line();

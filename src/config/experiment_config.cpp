@@ -84,6 +84,8 @@ void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
               "early stopping watches the dev score, but no task has a dev file: give one a dev: path, or set 0");
   train.section("pcgrad").check(!(c.train.pcgrad.enabled && c.model.freeze_encoder), "enabled",
                                 "PCGrad acts on the shared encoder, which model.freeze_encoder freezes: disable one");
+  r.section("distributed").check(!(c.distributed.backend == DistributedBackend::nccl && c.device == DeviceChoice::cpu),
+                                 "backend", "NCCL communicates between GPUs: with device: cpu use gloo (or auto)");
 }
 
 // Types, names and single values first (a misspelled key is reported as such

@@ -51,6 +51,7 @@ enum class Subset { first, random };
 enum class ScheduleKind { constant, linear, cosine };
 enum class SamplerKind { sequential, round_robin, proportional, annealed, temperature, mixed };
 enum class PcgradReduction { sum, mean };
+enum class DistributedBackend { automatic, gloo, nccl };
 
 // ---------------------------------------------------------------------------
 // The sections. Each lists its keys once, in describe() below: reading,
@@ -178,6 +179,14 @@ struct TrainSection {
   BadRowPolicy on_bad_row = BadRowPolicy::error;
 };
 
+// Data-parallel training (src/dist/): used only when the process is one rank
+// of several (torchrun, srun or mtbert train --nproc set the environment).
+struct DistributedSection {
+  DistributedBackend backend = DistributedBackend::automatic;  // auto: nccl on CUDA, gloo on CPU
+  int64_t timeout_seconds = 300;  // a collective waiting longer than this for a rank fails the run
+  double bucket_mb = 25;          // gradient all-reduce bucket size (PyTorch DDP's default)
+};
+
 struct ExperimentConfig {
   std::string name;
   std::filesystem::path source;  // the YAML file it was read from
@@ -192,6 +201,7 @@ struct ExperimentConfig {
   ModelSection model;
   std::vector<TaskConfig> tasks;  // in file order
   TrainSection train;
+  DistributedSection distributed;
 };
 
 // ---------------------------------------------------------------------------
@@ -328,6 +338,13 @@ void describe(V& v, TrainSection& t) {
   v.key("on_bad_row", t.on_bad_row);
 }
 
+template <class V>
+void describe(V& v, DistributedSection& d) {
+  v.key("backend", d.backend);
+  v.key("timeout_seconds", d.timeout_seconds, AtLeast{1});
+  v.key("bucket_mb", d.bucket_mb, Positive{});
+}
+
 // `name` and `output_dir` are read here too; that they are never inherited
 // through `extends:` is the loader's business (config_extends.h).
 // The keys every run's config starts with (experiments and pretraining).
@@ -348,6 +365,7 @@ void describe(V& v, ExperimentConfig& c) {
   v.section("model", c.model);
   v.tasks("tasks", c.tasks);
   v.section("train", c.train);
+  v.section("distributed", c.distributed);
 }
 
 // Reads, merges, overrides, expands and validates. Throws UserError naming the
@@ -407,6 +425,10 @@ template <> struct EnumNames<SamplerKind> {
 template <> struct EnumNames<PcgradReduction> {
   static constexpr std::pair<PcgradReduction, const char*> table[] = {{PcgradReduction::sum, "sum"},
                                                                       {PcgradReduction::mean, "mean"}};
+};
+template <> struct EnumNames<DistributedBackend> {
+  static constexpr std::pair<DistributedBackend, const char*> table[] = {
+      {DistributedBackend::automatic, "auto"}, {DistributedBackend::gloo, "gloo"}, {DistributedBackend::nccl, "nccl"}};
 };
 template <> struct EnumNames<BadRowPolicy> {
   static constexpr std::pair<BadRowPolicy, const char*> table[] = {{BadRowPolicy::error, "error"},

@@ -98,6 +98,7 @@ TaskBatch make_batch(const EncodedSplit& split, const std::vector<int64_t>& indi
   TaskBatch batch;
   batch.task = split.task;
   batch.indices = indices;
+  batch.global_size = batch.size();
   for (int64_t s = 0; s < split.segments; ++s) {
     std::vector<Encoding> rows;
     rows.reserve(indices.size());
@@ -111,6 +112,14 @@ TaskBatch make_batch(const EncodedSplit& split, const std::vector<int64_t>& indi
     batch.labels = torch::tensor(labels, torch::kFloat);
   }
   return batch;
+}
+
+std::vector<int64_t> batch_shard(const std::vector<int64_t>& indices, int64_t shard, int64_t shards) {
+  if (shards <= 0 || shard < 0 || shard >= shards)
+    throw std::invalid_argument(fmt::format("batch_shard: shard {} of {}", shard, shards));
+  const auto n = static_cast<int64_t>(indices.size());
+  const int64_t begin = shard * n / shards, end = (shard + 1) * n / shards;
+  return {indices.begin() + begin, indices.begin() + end};
 }
 
 BatchStream::BatchStream(const EncodedSplit& split, BatchingOptions options)
@@ -129,7 +138,17 @@ TaskBatch BatchStream::next() {
     state_.cursor = 0;
     plan_ = plan_batches(*split_, options_, state_.pass);
   }
-  return make_batch(*split_, plan_[static_cast<std::size_t>(state_.cursor++)]);
+  const auto& whole = plan_[static_cast<std::size_t>(state_.cursor++)];
+  if (options_.shards == 1) return make_batch(*split_, whole);
+  const auto shard = batch_shard(whole, options_.shard, options_.shards);
+  TaskBatch batch;
+  if (shard.empty()) {
+    batch.task = split_->task;
+  } else {
+    batch = make_batch(*split_, shard);
+  }
+  batch.global_size = static_cast<int64_t>(whole.size());
+  return batch;
 }
 
 void BatchStream::restore(State state) {

@@ -19,6 +19,9 @@ struct TaskBatch {
   std::vector<TokenBatch> segments;  // as EncodedSplit::segments, each padded to its own longest row
   torch::Tensor labels;              // [B] float64 -> float32 (class index, 0/1 or score); undefined if unlabeled
   std::vector<int64_t> indices;      // positions of the rows in the split, for predictions
+  // The examples of the whole batch, every data-parallel shard together
+  // (size() when unsharded). A shard may be empty: no segments, no labels.
+  int64_t global_size = 0;
   int64_t size() const { return static_cast<int64_t>(indices.size()); }
   // The segments as the model takes them, on its device.
   std::vector<TokenBatch> segments_on(torch::Device device) const;
@@ -36,6 +39,12 @@ struct BatchingOptions {
   bool bucket_by_length = true;
   int64_t bucket_pool_batches = 50;
   uint64_t seed = 0;
+  // Data-parallel ranks: batches are planned at batch_size (the global batch)
+  // and BatchStream::next() gives shard `shard` of `shards` contiguous,
+  // near-equal parts of each, so that the ranks together see exactly the
+  // batches one process would.
+  int64_t shards = 1;
+  int64_t shard = 0;
 };
 
 // The batches (lists of example positions) of pass `pass` over the split: a
@@ -48,7 +57,12 @@ std::vector<std::vector<int64_t>> plan_batches(const EncodedSplit& split, const 
 // Pads the selected examples into tensors (CPU).
 TaskBatch make_batch(const EncodedSplit& split, const std::vector<int64_t>& indices);
 
-// Training batches of one task, pass after pass, reshuffled each pass.
+// Part `shard` of `shards` of a batch's example positions: contiguous, sizes
+// differing by at most one, empty when the batch has fewer examples than shards.
+std::vector<int64_t> batch_shard(const std::vector<int64_t>& indices, int64_t shard, int64_t shards);
+
+// Training batches of one task, pass after pass, reshuffled each pass (this
+// rank's shard of each, see BatchingOptions::shards).
 class BatchStream {
  public:
   struct State {

@@ -55,6 +55,10 @@ class PcgradAccumulator {
   // and zeroes them for the next task.
   void capture_task_gradient();
 
+  // The flat task gradients captured so far, in capture order: data-parallel
+  // training averages them over ranks before apply().
+  std::vector<torch::Tensor>& captured() { return task_grads_; }
+
   // Combines the captured gradients into the shared parameters' .grad and
   // clears the captures. Needs at least one capture.
   void apply(PcgradReduction reduction, std::mt19937_64& rng);

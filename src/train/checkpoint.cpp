@@ -27,19 +27,31 @@ std::vector<std::pair<std::string, at::Generator>> torch_generators() {
   return gens;
 }
 
-void save_rng(const fs::path& file, const std::mt19937_64& host_rng) {
+std::string rank_generator_name(size_t rank) { return fmt::format("cpu.rank{}", rank); }
+
+void save_rng(const fs::path& file, const std::mt19937_64& host_rng, const std::vector<torch::Tensor>* ranks) {
   NamedTensors states;
   for (auto& [name, gen] : torch_generators()) {
     std::lock_guard<std::mutex> lock(gen.mutex());
     states[name] = gen.get_state();
   }
+  // Rank 0's is "cpu" above.
+  if (ranks)
+    for (size_t r = 1; r < ranks->size(); ++r) states[rank_generator_name(r)] = (*ranks)[r];
   std::ostringstream host;
   host << host_rng;
   write_safetensors(file, states, {{"host", host.str()}});
 }
 
-void load_rng(const fs::path& file, std::mt19937_64& host_rng) {
+void load_rng(const fs::path& file, std::mt19937_64& host_rng, int rank) {
   SafetensorsFile saved = read_safetensors(file);
+  if (rank > 0) {
+    auto it = saved.tensors.find(rank_generator_name(static_cast<size_t>(rank)));
+    if (it == saved.tensors.end())
+      throw UserError(fmt::format("{}: no generator state for rank {} (the run was trained with fewer ranks)",
+                                  file.string(), rank));
+    saved.tensors["cpu"] = it->second;
+  }
   for (auto& [name, gen] : torch_generators()) {
     auto it = saved.tensors.find(name);
     // A checkpoint from a CPU run resumed on a GPU: CUDA streams start fresh.
@@ -63,7 +75,7 @@ void save_checkpoint(const RunDirectory& run, const std::string& name, const Tra
       state.optimizer->save(archive);
       write_atomically(dir / "optimizer.pt", [&](const fs::path& tmp) { archive.save_to(tmp.string()); });
     }
-    if (state.host_rng) save_rng(dir / "rng.safetensors", *state.host_rng);
+    if (state.host_rng) save_rng(dir / "rng.safetensors", *state.host_rng, state.rank_generators);
     if (state.teacher) write_safetensors(dir / "teacher.safetensors", module_state(*state.teacher));
   });
 }
@@ -91,7 +103,7 @@ void load_checkpoint(const RunDirectory& run, const std::string& name, const Tra
                                   first_line(e.what_without_backtrace())));
     }
   }
-  if (state.host_rng) load_rng(require("rng.safetensors"), *state.host_rng);
+  if (state.host_rng) load_rng(require("rng.safetensors"), *state.host_rng, state.rank);
   if (state.teacher) {
     const fs::path file = require("teacher.safetensors");
     load_module_state(*state.teacher, read_safetensors(file).tensors, file.string());

@@ -26,6 +26,11 @@ struct TrainingStateRefs {
   TrainProgress* progress = nullptr;
   std::mt19937_64* host_rng = nullptr;            // the trainer's own generator (PCGrad order)
   torch::nn::Module* teacher = nullptr;           // SMART's momentum teacher, if any
+  // Data-parallel runs: the rank loading (rank r > 0 restores its own CPU
+  // generator, saved as "cpu.rank<r>"), and for saving every rank's CPU
+  // generator state in rank order (dropout differs between ranks).
+  int rank = 0;
+  const std::vector<torch::Tensor>* rank_generators = nullptr;
 };
 
 // Writes checkpoint `name` of `run` atomically (see RunDirectory).

@@ -9,6 +9,7 @@
 #include "data/batching.h"
 #include "data/metrics.h"
 #include "data/prediction_file.h"
+#include "dist/communicator.h"
 
 namespace mtbert {
 
@@ -16,7 +17,7 @@ const char* metric_name(TaskMetric metric) { return metric == TaskMetric::accura
 
 namespace {
 
-TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
+TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Communicator* comm) {
   const EncodedSplit& data = task.encoded.at(split);
   BatchingOptions options;
   options.batch_size = e.config.train.eval_batch_size;
@@ -31,7 +32,11 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
 
   TaskHead head = e.model->head(task.name());
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(e.device));
-  for (const auto& indices : plan_batches(data, options, 0)) {
+  const auto plan = plan_batches(data, options, 0);
+  const size_t ranks = comm ? static_cast<size_t>(comm->world_size()) : 1;
+  const size_t rank = comm ? static_cast<size_t>(comm->rank()) : 0;
+  for (size_t b = rank; b < plan.size(); b += ranks) {
+    const auto& indices = plan[b];
     TaskBatch batch = make_batch(data, indices);
     torch::Tensor outputs;
     {
@@ -45,6 +50,15 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
       auto labels = batch.labels.to(e.device);
       loss_sum += head->loss(outputs, labels).to(torch::kDouble) * batch.size();
     }
+  }
+  if (comm) {
+    // Each prediction was made by one rank, the others left a zero there.
+    auto predictions = torch::tensor(result.predictions, torch::kDouble).to(comm->device());
+    auto sums = torch::cat({predictions, loss_sum.reshape({1}).to(comm->device())});
+    comm->all_reduce_sum(sums);
+    sums = sums.cpu();
+    std::copy(sums.data_ptr<double>(), sums.data_ptr<double>() + result.predictions.size(), result.predictions.begin());
+    loss_sum = sums[static_cast<int64_t>(result.predictions.size())];
   }
   if (!data.labeled) return result;
 
@@ -66,7 +80,7 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split) {
 
 }  // namespace
 
-Evaluation evaluate(Experiment& e, Split split) {
+Evaluation evaluate(Experiment& e, Split split, Communicator* comm) {
   const auto start = std::chrono::steady_clock::now();
   // Inference mode, not just no-grad: tensors made here carry no version
   // counters or view records (nothing in the model caches them for training).
@@ -79,7 +93,7 @@ Evaluation evaluate(Experiment& e, Split split) {
   result.has_overall = true;
   for (auto& task : e.tasks) {
     if (!task.has(split)) continue;
-    result.tasks.push_back(evaluate_task(e, task, split));
+    result.tasks.push_back(evaluate_task(e, task, split, comm));
     const auto& t = result.tasks.back();
     if (t.labeled) metrics.emplace_back(t.metric, t.value);
     else result.has_overall = false;

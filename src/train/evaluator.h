@@ -13,6 +13,8 @@
 
 namespace mtbert {
 
+class Communicator;
+
 struct TaskEvaluation {
   std::string task;
   TaskMetric metric = TaskMetric::accuracy;
@@ -31,8 +33,11 @@ struct Evaluation {
   double seconds = 0;
 };
 
-// Evaluates the tasks that have `split` loaded (see load_split).
-Evaluation evaluate(Experiment& experiment, Split split);
+// Evaluates the tasks that have `split` loaded (see load_split). With `comm`
+// (data-parallel ranks), each rank evaluates every world_size-th batch and the
+// predictions and loss sums are summed over ranks: every rank ends with the
+// whole evaluation, exactly as one process computes it.
+Evaluation evaluate(Experiment& experiment, Split split, Communicator* comm = nullptr);
 
 // {"sst": {"metric": "accuracy", "value": ..., "loss": ...}, ...}
 nlohmann::json evaluation_json(const Evaluation& evaluation);

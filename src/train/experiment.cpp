@@ -234,14 +234,11 @@ HeadSpec head_spec(const TaskConfig& task, const TaskSpec& spec) {
   return h;
 }
 
-Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run) {
-  write_text_atomically(run.resolved_config(), resolved_yaml(config));
-  prepare_tokenizer(config, run);
-  auto tokenizer = load_tokenizer(run.tokenizer_dir());
-  const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
-  const ModelConfig model_config = model_config_from_json(json, config.source.string() + ": model.config");
-  write_text_atomically(run.model_config(), json.dump(2) + "\n");
+namespace {
 
+// The model of a new run, its tokenizer files already in the run folder.
+Experiment build_new_experiment(const ExperimentConfig& config, const RunDirectory& run, const nlohmann::json& json) {
+  const ModelConfig model_config = model_config_from_json(json, config.source.string() + ": model.config");
   if (config.model.pretrained.empty()) return assemble(config, run, model_config, /*with_pooler=*/true);
   // model.config may change the architecture (disentangled attention on
   // bert-base-uncased): load_pretrained checks the checkpoint against its own
@@ -252,6 +249,23 @@ Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& 
   load_module_state(*e.model->bert, module_state(*pretrained.model),
                     (fs::path(config.model.pretrained) / "model.safetensors").string());
   return e;
+}
+
+}  // namespace
+
+Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run) {
+  write_text_atomically(run.resolved_config(), resolved_yaml(config));
+  prepare_tokenizer(config, run);
+  auto tokenizer = load_tokenizer(run.tokenizer_dir());
+  const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
+  write_text_atomically(run.model_config(), json.dump(2) + "\n");
+  return build_new_experiment(config, run, json);
+}
+
+Experiment join_experiment(const ExperimentConfig& config, const RunDirectory& run) {
+  if (!fs::exists(run.model_config()))
+    throw UserError(fmt::format("{}: rank 0 has not written model_config.json", run.root().string()));
+  return build_new_experiment(config, run, read_json_file(run.model_config()));
 }
 
 Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory& run) {

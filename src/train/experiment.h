@@ -76,6 +76,11 @@ ReadOptions split_read_options(const ExperimentConfig& config, const TaskConfig&
 // heads, and records the resolved config, tokenizer and model config in `run`.
 Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& run);
 
+// The new run rank 0 of a data-parallel job started in `run`, as another rank
+// sees it: the tokenizer and model config rank 0 wrote there, the same
+// initial weights, nothing written.
+Experiment join_experiment(const ExperimentConfig& config, const RunDirectory& run);
+
 // The same experiment rebuilt from its run folder (tokenizer/ and
 // model_config.json) with untrained weights: the caller loads a checkpoint.
 Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory& run);

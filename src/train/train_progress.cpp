@@ -23,6 +23,7 @@ nlohmann::json to_json(const TrainProgress& p) {
       {"best_epoch", p.best_epoch},
       {"evals_without_improvement", p.evals_without_improvement},
       {"finished", p.finished},
+      {"world_size", p.world_size},
       {"streams", streams},
       {"interval_losses", losses},
   };
@@ -41,6 +42,8 @@ TrainProgress train_progress_from_json(const nlohmann::json& j, const std::strin
     p.best_epoch = j.at("best_epoch").get<int64_t>();
     p.evals_without_improvement = j.at("evals_without_improvement").get<int64_t>();
     p.finished = j.at("finished").get<bool>();
+    // Checkpoints from before data-parallel training were single-process.
+    p.world_size = j.value("world_size", int64_t{1});
     for (const auto& [task, s] : j.at("streams").items())
       p.streams[task] = BatchStream::State{s.at("pass").get<int64_t>(), s.at("cursor").get<int64_t>()};
     for (const auto& [task, l] : j.at("interval_losses").items())

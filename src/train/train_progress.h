@@ -23,6 +23,9 @@ struct TrainProgress {
   int64_t best_epoch = 0;
   int64_t evals_without_improvement = 0;
   bool finished = false;
+  // Data-parallel ranks of the run: batches are planned for all of them, so a
+  // run resumes with as many.
+  int64_t world_size = 1;
   std::map<std::string, BatchStream::State> streams;  // per task
   // Training loss sums and batch counts per task since the last evaluation.
   std::map<std::string, std::pair<double, int64_t>> interval_losses;

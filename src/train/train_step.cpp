@@ -5,6 +5,8 @@
 
 #include "core/autocast_scope.h"
 #include "core/user_error.h"
+#include "dist/communicator.h"
+#include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
 #include "optim/optimizer.h"
 
@@ -16,9 +18,36 @@ void LossTally::add(const std::string& task, const torch::Tensor& loss) {
   ++batches_[task];
 }
 
+void LossTally::add_nothing(const std::string& task) {
+  if (sums_.count(task)) return;
+  sums_[task] = torch::zeros({}, torch::kDouble);
+  batches_[task] = 0;
+}
+
+LossTally LossTally::summed(Communicator& comm) const {
+  // Every rank has drawn the same tasks, so the maps have the same keys.
+  std::vector<double> values;
+  for (const auto& [task, sum] : sums_) {
+    values.push_back(sum.item<double>());
+    values.push_back(static_cast<double>(batches_.at(task)));
+  }
+  auto all = torch::tensor(values, torch::kDouble).to(comm.device());
+  if (!values.empty()) comm.all_reduce_sum(all);
+  all = all.cpu();
+  LossTally out;
+  size_t i = 0;
+  for (const auto& [task, sum] : sums_) {
+    out.sums_[task] = torch::tensor(all[i].item<double>(), sum.options());
+    out.batches_[task] = static_cast<int64_t>(all[i + 1].item<double>());
+    i += 2;
+  }
+  return out;
+}
+
 nlohmann::json LossTally::mean_json() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [task, sum] : sums_) out[task] = sum.item<double>() / static_cast<double>(batches_.at(task));
+  for (const auto& [task, sum] : sums_)
+    if (batches_.at(task) > 0) out[task] = sum.item<double>() / static_cast<double>(batches_.at(task));
   return out;
 }
 
@@ -64,6 +93,24 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
 
 TrainStep::~TrainStep() = default;
 
+void TrainStep::enable_data_parallel(Communicator& comm, int64_t bucket_bytes) {
+  world_size_ = comm.world_size();
+  // With PCGrad the shared parameters' gradients travel as the task
+  // gradients (averaged before the surgery); the reducer takes the rest.
+  std::vector<torch::Tensor> reduced;
+  std::vector<torch::Tensor> shared;
+  if (pcgrad_) shared = model_->shared_parameters();
+  for (const auto& p : trainable_) {
+    const bool in_shared = std::any_of(shared.begin(), shared.end(),
+                                       [&](const torch::Tensor& s) { return s.is_same(p); });
+    if (!in_shared) reduced.push_back(p);
+  }
+  reducer_ = std::make_unique<GradientReducer>(comm, reduced, bucket_bytes);
+}
+
+int64_t TrainStep::last_all_reduce_calls() const { return reducer_ ? reducer_->calls() : 0; }
+int64_t TrainStep::last_all_reduce_bytes() const { return reducer_ ? reducer_->bytes() : 0; }
+
 const TaskConfig& TrainStep::task(const std::string& name) const {
   for (const auto& t : tasks_)
     if (t.name == name) return t;
@@ -90,14 +137,32 @@ torch::Tensor TrainStep::task_loss(const TaskConfig& config, const TaskBatch& ba
 
 void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
   const TaskConfig& config = task(name);
+  if (batch.size() == 0) {
+    // An empty data-parallel shard: zeros, so that the ranks still exchange
+    // the same gradients (and PCGrad the same number of task gradients).
+    if (pcgrad_) pcgrad_->capture_task_gradient();
+    losses_.add_nothing(name);
+    return;
+  }
+  const double shard_weight = batch.global_size > 0 ? static_cast<double>(batch.size() * world_size_) /
+                                                          static_cast<double>(batch.global_size)
+                                                    : 1.0;
   auto loss = task_loss(config, batch);
-  (loss * (config.loss_weight / static_cast<double>(train_.grad_accumulation))).backward();
+  (loss * (config.loss_weight * shard_weight / static_cast<double>(train_.grad_accumulation))).backward();
   if (pcgrad_) pcgrad_->capture_task_gradient();
   losses_.add(name, loss);
 }
 
 void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
+  if (reducer_) {
+    reducer_->reset_counts();
+    reducer_->average_gradients();
+    if (pcgrad_)
+      for (auto& g : pcgrad_->captured()) reducer_->average_flat(g);
+  }
   if (pcgrad_) pcgrad_->apply(train_.pcgrad.reduction, rng);
+  // After averaging every rank holds the same gradients, so this local norm
+  // is the global one.
   if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
   auto& groups = optimizer_->param_groups();
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * lr_factor);

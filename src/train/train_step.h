@@ -32,10 +32,18 @@
 
 namespace mtbert {
 
+class Communicator;
+class GradientReducer;
+
 // Each task's mean training loss since the last reset.
 class LossTally {
  public:
   void add(const std::string& task, const torch::Tensor& loss);
+  // A data-parallel rank whose shard of the task's batch was empty: the task
+  // is known, nothing is added.
+  void add_nothing(const std::string& task);
+  // The tallies of all ranks together (every rank must call it).
+  LossTally summed(Communicator& comm) const;
   nlohmann::json mean_json() const;  // {"sst": 1.23, ...}
   // To and from TrainProgress, so that a resumed run reports the same means.
   void save(TrainProgress& progress) const;
@@ -56,7 +64,16 @@ class TrainStep {
             torch::Device device, int64_t total_steps);
   ~TrainStep();
 
-  // Forward and backward of one batch; its loss joins the tally.
+  // Data-parallel training: gradients are averaged over `comm`'s ranks in
+  // flat buckets of `bucket_bytes` before PCGrad and clipping (with PCGrad,
+  // each task's gradient of the shared parameters is averaged before the
+  // surgery), so every rank takes the same step.
+  void enable_data_parallel(Communicator& comm, int64_t bucket_bytes);
+
+  // Forward and backward of one batch; its loss joins the tally. A
+  // data-parallel shard weighs its gradient by its share of the global batch
+  // (size / global_size), so that the average over ranks is the gradient of
+  // the whole batch's mean loss; an empty shard contributes zeros.
   void accumulate(const std::string& task, const TaskBatch& batch);
   // Ends optimizer step `step` (0-based; see above); `rng` orders PCGrad's
   // projections.
@@ -66,6 +83,9 @@ class TrainStep {
   // SMART's momentum teacher, or null.
   torch::nn::Module* teacher_module() { return teacher_ ? teacher_->module() : nullptr; }
   LossTally& losses() { return losses_; }
+  // Data-parallel: the all-reduce calls and bytes of the last step (bench).
+  int64_t last_all_reduce_calls() const;
+  int64_t last_all_reduce_bytes() const;
 
  private:
   torch::Tensor task_loss(const TaskConfig& task, const TaskBatch& batch);
@@ -80,6 +100,8 @@ class TrainStep {
   std::vector<double> base_lrs_;  // per parameter group
   std::vector<torch::Tensor> trainable_;
   std::unique_ptr<PcgradAccumulator> pcgrad_;
+  std::unique_ptr<GradientReducer> reducer_;       // data-parallel only
+  int world_size_ = 1;
   std::unique_ptr<MomentumTeacher> teacher_;
   SmartConfig teacher_config_;  // the Bregman settings of the first task that asks for it
   int64_t total_steps_;

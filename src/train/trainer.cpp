@@ -10,6 +10,7 @@
 #include "core/progress_bar.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "dist/communicator.h"
 #include "train/checkpoint.h"
 
 namespace mtbert {
@@ -34,7 +35,8 @@ const char* train_end_name(TrainEnd end) {
   return "?";
 }
 
-Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run_(std::move(run)) {
+Trainer::Trainer(Experiment& experiment, RunDirectory run, Communicator* comm)
+    : e_(experiment), run_(std::move(run)), comm_(comm && comm->world_size() > 1 ? comm : nullptr) {
   const TrainSection& t = e_.config.train;
   if (t.pcgrad.enabled && t.grad_accumulation != 1)
     throw UserError(fmt::format("{}: train.pcgrad needs train.grad_accumulation 1 (got {})",
@@ -48,9 +50,13 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
     TaskRuntime& task = e_.tasks[i];
     if (!task.has(Split::train)) continue;
     BatchingOptions options;
-    options.batch_size = t.batch_size;
+    // train.batch_size is per rank: the ranks share out batches of
+    // batch_size x world_size, planned alike on every rank.
+    options.batch_size = t.batch_size * world_size();
     options.bucket_by_length = t.bucket_by_length;
     options.seed = task_seed(e_.config.seed, i);
+    options.shards = world_size();
+    options.shard = comm_ ? comm_->rank() : 0;
     auto stream = std::make_unique<BatchStream>(task.encoded.at(Split::train), options);
     sampler_tasks.push_back({task.name(), static_cast<int64_t>(task.encoded.at(Split::train).examples.size()),
                              stream->batches_per_pass()});
@@ -75,16 +81,55 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run) : e_(experiment), run
   schedule_ = std::make_unique<LrSchedule>(t.schedule, t.lr, total_optimizer_steps_, optimizer_steps_per_epoch_);
   host_rng_.seed(e_.config.seed);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
+  progress_.world_size = world_size();
+  if (comm_) {
+    step_->enable_data_parallel(*comm_, static_cast<int64_t>(e_.config.distributed.bucket_mb * 1024 * 1024));
+    // Every rank starts from rank 0's weights (they agree already when built
+    // from the same seed; this makes it so whatever built them).
+    torch::NoGradGuard no_grad;
+    for (auto& tensor : e_.model->parameters()) {
+      auto data = tensor.detach();
+      comm_->broadcast(data);
+    }
+    for (auto& tensor : e_.model->buffers()) comm_->broadcast(tensor);
+    // Dropout and SMART's noise differ between ranks; rank 0 draws what a
+    // single process would.
+    if (comm_->rank() > 0) torch::manual_seed(e_.config.seed + 1000003ULL * static_cast<uint64_t>(comm_->rank()));
+  }
+}
+
+bool Trainer::writes_run() const { return !comm_ || comm_->is_main(); }
+int Trainer::world_size() const { return comm_ ? comm_->world_size() : 1; }
+
+LossTally Trainer::run_losses() const { return comm_ ? step_->losses().summed(*comm_) : step_->losses(); }
+
+std::vector<torch::Tensor> Trainer::rank_generators() {
+  if (!comm_) return {};
+  auto generator = at::detail::getDefaultCPUGenerator();
+  torch::Tensor state;
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    state = generator.get_state();
+  }
+  auto states = comm_->all_gather(state.to(comm_->device()));
+  for (auto& s : states) s = s.cpu();  // NCCL gathers on the GPU; checkpoints are written from host memory
+  return states;
 }
 
 Trainer::~Trainer() = default;
 
 TrainingStateRefs Trainer::state_refs() {
-  return TrainingStateRefs{e_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_, step_->teacher_module()};
+  TrainingStateRefs refs{e_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_, step_->teacher_module()};
+  refs.rank = comm_ ? comm_->rank() : 0;
+  return refs;
 }
 
 void Trainer::restore_last_checkpoint() {
   load_checkpoint(run_, "last", state_refs());
+  if (progress_.world_size != world_size())
+    throw UserError(fmt::format("{} was trained with {} rank(s): resume it with as many (this is {}), since each "
+                                "batch was planned for them",
+                                run_.root().string(), progress_.world_size, world_size()));
   for (auto& [name, stream] : streams_) {
     auto it = progress_.streams.find(name);
     if (it == progress_.streams.end())
@@ -92,8 +137,10 @@ void Trainer::restore_last_checkpoint() {
                                   run_.root().string(), name));
     stream->restore(it->second);
   }
-  step_->losses().restore(progress_, e_.device);
-  run_.truncate_metrics(progress_.global_step);
+  // The checkpoint holds every rank's losses together: rank 0 carries them on.
+  if (writes_run()) step_->losses().restore(progress_, e_.device);
+  else step_->losses().reset();
+  if (writes_run()) run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
                progress_.global_step);
 }
@@ -106,24 +153,28 @@ void Trainer::optimizer_step() {
 void Trainer::save_last() {
   progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
-  step_->losses().save(progress_);
-  save_checkpoint(run_, "last", state_refs());
+  run_losses().save(progress_);
+  const auto generators = rank_generators();
+  if (!writes_run()) return;
+  TrainingStateRefs refs = state_refs();
+  if (comm_) refs.rank_generators = &generators;
+  save_checkpoint(run_, "last", refs);
 }
 
 void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_examples) {
-  Evaluation dev = evaluate(e_, Split::dev);
+  Evaluation dev = evaluate(e_, Split::dev, comm_);
   const double lr = schedule_->lr_at(std::max<int64_t>(progress_.global_step - 1, 0));
   nlohmann::json row = {
       {"step", progress_.global_step},
       {"epoch", progress_.epoch},
       {"lr", lr},
-      {"train_loss", step_->losses().mean_json()},
+      {"train_loss", run_losses().mean_json()},
       {"dev", evaluation_json(dev)},
       {"examples_per_second", interval_seconds > 0 ? interval_examples / interval_seconds : 0.0},
       {"eval_seconds", dev.seconds},
   };
   if (dev.has_overall) row["overall"] = dev.overall;
-  run_.append_metrics(row);
+  if (writes_run()) run_.append_metrics(row);
   step_->losses().reset();
 
   // Without labeled dev data every evaluation is "the best": the last wins.
@@ -133,7 +184,7 @@ void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_
     progress_.best_step = progress_.global_step;
     progress_.best_epoch = progress_.epoch;
     progress_.evals_without_improvement = 0;
-    save_checkpoint(run_, "best", TrainingStateRefs{e_.model.ptr(), nullptr, &progress_});
+    if (writes_run()) save_checkpoint(run_, "best", TrainingStateRefs{e_.model.ptr(), nullptr, &progress_});
   } else {
     ++progress_.evals_without_improvement;
   }
@@ -142,7 +193,7 @@ void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_
     if (task.labeled) line += fmt::format(" {} {:.4f}", task.task, task.value);
   if (dev.has_overall) line += fmt::format("  overall {:.4f} (best {:.4f} at step {})", dev.overall,
                                            progress_.best_score, progress_.best_step);
-  spdlog::info("{}", line);
+  if (writes_run()) spdlog::info("{}", line);
 }
 
 TrainEnd Trainer::train(const TrainerHooks& hooks) {
@@ -163,6 +214,13 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
     interval_examples = 0;
   };
 
+  const int64_t session_first_step = progress_.global_step;
+  // A stop request reaches the ranks at different moments: they stop together
+  // at the first step any of them saw it.
+  auto stop_now = [&] {
+    const bool requested = hooks.stop_requested && hooks.stop_requested();
+    return comm_ ? comm_->any(requested) : requested;
+  };
   while (progress_.epoch <= epochs_ && !reached_max_steps()) {
     const auto plan = sampler_->plan_epoch(progress_.epoch);
     const int64_t steps = static_cast<int64_t>(plan.size());
@@ -181,13 +239,16 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
         const std::string& task = sampler_tasks_[task_index];
         TaskBatch batch = streams_.at(task)->next();
         step_->accumulate(task, batch);
-        interval_examples += batch.size();
-        progress_.examples_seen += batch.size();
+        interval_examples += batch.global_size;
+        progress_.examples_seen += batch.global_size;
       }
       ++progress_.step_in_epoch;
       ++micro;
       if (micro % t.grad_accumulation != 0 && progress_.step_in_epoch < steps) continue;
       optimizer_step();
+      if (comm_ && writes_run() && progress_.global_step == session_first_step + 1)
+        spdlog::info("data-parallel over {} ranks: {} all-reduce call(s), {:.2f} MB of gradients per step",
+                     world_size(), step_->last_all_reduce_calls(), step_->last_all_reduce_bytes() / 1e6);
       if (bar) {
         const double seconds = now_seconds() - interval_start;
         bar->update(progress_.global_step - epoch_start_step, fmt::format("{:.0f} ex/s  lr {:.2e}",
@@ -200,10 +261,11 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
         if (patience_exhausted()) return TrainEnd::early_stopped;
       }
       if (reached_max_steps()) break;
-      if (hooks.stop_requested && hooks.stop_requested()) {
+      if (stop_now()) {
         save_last();
-        spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert train --resume {}",
-                     progress_.global_step, run_.root().string());
+        if (writes_run())
+          spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert train --resume {}",
+                       progress_.global_step, run_.root().string());
         return TrainEnd::interrupted;
       }
     }
@@ -246,29 +308,31 @@ nlohmann::json Trainer::summary(const std::string& status, const std::string& co
       {"torch_version", torch_version_string()},
       {"device", e_.device.str()},
       {"threads", at::get_num_threads()},
+      {"ranks", world_size()},
   };
 }
 
 nlohmann::json Trainer::finish(TrainEnd end, const std::string& command) {
   if (end == TrainEnd::interrupted) {
     auto s = summary("interrupted", command, nlohmann::json::object());
-    run_.write_summary(s);
+    if (writes_run()) run_.write_summary(s);
     return s;
   }
   progress_.finished = true;
   save_last();
+  if (comm_) comm_->barrier();  // rank 0's checkpoints are on disk for every rank to read
   // Predictions and test metrics come from the best checkpoint.
   load_checkpoint_weights(run_, run_.has_checkpoint("best") ? "best" : "last", e_.model);
   nlohmann::json test = nlohmann::json::object();
   for (const Split split : {Split::dev, Split::test}) {
-    Evaluation evaluation = evaluate(e_, split);
+    Evaluation evaluation = evaluate(e_, split, comm_);
     if (evaluation.tasks.empty()) continue;
-    write_predictions(e_, evaluation, run_.predictions_dir());
+    if (writes_run()) write_predictions(e_, evaluation, run_.predictions_dir());
     if (split == Split::test) test = evaluation_json(evaluation);
     if (split == Split::test && evaluation.has_overall) test["overall"] = evaluation.overall;
   }
   auto s = summary(train_end_name(end), command, test);
-  run_.write_summary(s);
+  if (writes_run()) run_.write_summary(s);
   return s;
 }
 

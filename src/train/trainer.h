@@ -35,7 +35,9 @@ struct TrainerHooks {
 class Trainer {
  public:
   // Loads the train and dev splits (and test, for the final predictions).
-  Trainer(Experiment& experiment, RunDirectory run);
+  // With `comm`, this process is one data-parallel rank: it trains on its
+  // shard of every batch, and only rank 0 writes into the run folder.
+  Trainer(Experiment& experiment, RunDirectory run, Communicator* comm = nullptr);
   ~Trainer();
 
   // Continues from checkpoints/last (resume): model, optimizer, progress,
@@ -56,9 +58,14 @@ class Trainer {
   void save_last();
   TrainingStateRefs state_refs();
   nlohmann::json summary(const std::string& status, const std::string& command, const nlohmann::json& test) const;
+  bool writes_run() const;  // rank 0, or a single process
+  int world_size() const;
+  LossTally run_losses() const;  // every rank's tally together
+  std::vector<torch::Tensor> rank_generators();
 
   Experiment& e_;
   RunDirectory run_;
+  Communicator* comm_ = nullptr;
   TrainProgress progress_;
   std::unique_ptr<TaskSampler> sampler_;
   std::vector<std::string> sampler_tasks_;  // the sampler's task indices -> names

@@ -154,8 +154,24 @@ check "slurm: the script's path is printed" grep -q '^runs/quick/quick.sbatch$' 
 check "slurm: one array task, the missing run" grep -q '^#SBATCH --array=0-0$' runs/quick/quick.sbatch
 check "slurm: valid bash" bash -n runs/quick/quick.sbatch
 check "slurm: nothing trained" test ! -e runs/quick/quick-seed2
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --emit slurm --nodes 2 --gpus-per-run 4 >out 2>err
+check "slurm --nodes 2 --gpus-per-run 4: 2 ranks and 2 GPUs on each node" \
+  grep -q '^#SBATCH --ntasks-per-node=2$' runs/quick/quick.sbatch
+check "  ... one srun of 4 tasks per run" grep -q '^launch=(srun --nodes=2 --ntasks=4 ' runs/quick/quick.sbatch
+check "  ... valid bash" bash -n runs/quick/quick.sbatch
+expect_error "--gpus-per-run must spread evenly over --nodes" "cannot be spread evenly over --nodes 3" -- \
+  sweep sweeps/quick.yaml --emit slurm --nodes 3 --gpus-per-run 4
+expect_error "--nodes shapes Slurm scripts only" "use them with --emit slurm" -- sweep sweeps/quick.yaml --nodes 2
 "$bin" report tables/quick.yaml >report.md 2>/dev/null
 check "md: a missing run is marked" grep -q '^- quick: quick-seed2 missing' report.md
+
+# --- every run data-parallel on 2 local ranks
+status=0
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --out runs/dp --nproc 2 >out 2>err || status=$?
+check "sweep --nproc 2 succeeds" test "$status" -eq 0
+check "  ... each run trained by 2 ranks" test "$(grep -l '"ranks": 2' runs/dp/quick-seed*/summary.json | wc -l)" -eq 2
+expect_error "--nproc is for this machine, not Slurm scripts" "in a Slurm script use --gpus-per-run" -- \
+  sweep sweeps/quick.yaml --emit slurm --nproc 2
 
 # --- errors: one line, exit code 2, before any run starts
 cat >sweeps/bad.yaml <<'YAML'

@@ -319,6 +319,10 @@ TEST_CASE("rules across keys", "[experiment_config]") {
                                "model: {pretrained: p, freeze_encoder: true}\n"
                                "train: {pcgrad: {enabled: true}, sampler: {kind: mixed}}\n"),
              Contains("train.pcgrad.enabled: PCGrad acts on the shared encoder, which model.freeze_encoder freezes"));
+  CHECK_THAT(error_of(dir, m + "device: cpu\ndistributed: {backend: nccl}\n"),
+             Contains("distributed.backend: NCCL communicates between GPUs: with device: cpu use gloo (or auto)"));
+  CHECK_NOTHROW(mtbert::load_experiment(dir.write("gloo.yaml", m + "distributed: {backend: gloo, timeout_seconds: 5}\n")));
+  CHECK_THAT(error_of(dir, m + "distributed: {timeout_seconds: 0}\n"), Contains("distributed.timeout_seconds"));
   CHECK_THAT(error_of(dir, m + "train: {early_stopping_patience: 3}\n"),
              Contains("train.early_stopping_patience: early stopping watches the dev score, but no task has a dev"));
   CHECK_NOTHROW(mtbert::load_experiment(

@@ -95,6 +95,9 @@ void check_same(const mtbert::ExperimentConfig& a, const mtbert::ExperimentConfi
   CHECK(ra.eval_every_steps == rb.eval_every_steps);
   CHECK(ra.early_stopping_patience == rb.early_stopping_patience);
   CHECK(ra.on_bad_row == rb.on_bad_row);
+  CHECK(a.distributed.backend == b.distributed.backend);
+  CHECK(a.distributed.timeout_seconds == b.distributed.timeout_seconds);
+  CHECK(a.distributed.bucket_mb == b.distributed.bucket_mb);
 }
 
 }  // namespace
@@ -185,6 +188,7 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   r.eval_every_steps = 50;
   r.early_stopping_patience = 0;
   r.on_bad_row = mtbert::BadRowPolicy::skip;
+  c.distributed = {mtbert::DistributedBackend::gloo, 17, 0.5};
 
   const mtbert::test::TempDir dir;
   const auto back = reload(dir, c);

@@ -308,6 +308,44 @@ TEST_CASE("BatchStream: restore(state) continues exactly where the stream was", 
   }
 }
 
+TEST_CASE("batch_shard: contiguous parts whose sizes differ by at most one", "[batching]") {
+  const Ids batch{10, 11, 12, 13, 14};
+  CHECK(mtbert::batch_shard(batch, 0, 1) == batch);
+  CHECK(mtbert::batch_shard(batch, 0, 2) == Ids{10, 11});
+  CHECK(mtbert::batch_shard(batch, 1, 2) == Ids{12, 13, 14});
+  CHECK(mtbert::batch_shard({7}, 0, 2).empty());
+  CHECK(mtbert::batch_shard({7}, 1, 2) == Ids{7});
+  CHECK_THROWS_AS(mtbert::batch_shard(batch, 2, 2), std::invalid_argument);
+}
+
+TEST_CASE("BatchStream shards: the ranks together see exactly the unsharded batches", "[batching]") {
+  const EncodedSplit split = synthetic_split(45);
+  BatchingOptions whole;
+  whole.batch_size = 8;  // 6 batches a pass, the last one (5 examples) short
+  whole.seed = 17;
+  BatchStream single(split, whole);
+  std::vector<BatchStream> ranks;
+  for (int64_t r = 0; r < 3; ++r) {
+    BatchingOptions o = whole;
+    o.shards = 3;
+    o.shard = r;
+    ranks.emplace_back(split, o);
+  }
+  for (int64_t i = 0; i < 14; ++i) {
+    const auto expected = single.next();
+    Ids joined;
+    for (auto& rank : ranks) {
+      const auto part = rank.next();
+      CHECK(part.global_size == expected.size());
+      CHECK(part.labels.defined() == (part.size() > 0));
+      joined.insert(joined.end(), part.indices.begin(), part.indices.end());
+    }
+    CHECK(joined == expected.indices);
+  }
+  CHECK(ranks[1].state().pass == single.state().pass);
+  CHECK(ranks[1].state().cursor == single.state().cursor);
+}
+
 TEST_CASE("bad batching settings and states are UserErrors", "[batching]") {
   const EncodedSplit split = synthetic_split(10);
   BatchingOptions o;

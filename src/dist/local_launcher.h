@@ -1,0 +1,31 @@
+#pragma once
+// `mtbert train --nproc N`: runs N ranks of a data-parallel job on this
+// machine, as torchrun would. Each child is `executable args...` with RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and
+// MASTER_PORT (a free port) added to this process's environment, in its own
+// process group (a terminal's Ctrl-C reaches only the launcher, which passes
+// SIGINT or SIGTERM on exactly once to every rank: they save a checkpoint and
+// stop together).
+//
+// When a rank fails (exits non-zero, or is killed by a signal the launcher
+// did not forward), the launcher stops the others (SIGTERM; SIGKILL after the
+// grace period) and reports that rank in one line.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mtbert {
+
+struct LocalLaunchResult {
+  int exit_code = 0;   // 0, the forwarded signal's 128 + N, or the failed rank's code
+  std::string failure;  // "rank 1 of 2 was killed by signal 9 (Killed)"; empty when none failed
+};
+
+LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const std::vector<std::string>& args,
+                                  int nproc, std::chrono::seconds grace);
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_local_port();
+
+}  // namespace mtbert

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Data-parallel `mtbert train` on CPU, Gloo over loopback, end to end:
+# 2 ranks x batch B give the weights of 1 rank x batch 2B (dropout off; plain,
+# PCGrad, gradient accumulation); the three launch paths (--nproc, torchrun,
+# srun-style variables) train the same run; an interrupted 2-rank run resumes
+# exactly; a rank that dies ends the others with one line and exit != 0;
+# malformed launcher variables are one line and exit 2.
+set -euo pipefail
+
+bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
+src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
+py="${MTBERT_PYTHON:-/usr/bin/python3}"
+unset MTBERT_DATA RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT SLURM_PROCID SLURM_NTASKS
+source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
+cd "$src"
+
+# A tiny encoder without dropout, 48 examples per task, evaluation at the end.
+tiny=(model.config.hidden_size=32 model.config.num_hidden_layers=1 model.config.num_attention_heads=2
+      model.config.intermediate_size=64 model.config.hidden_dropout_prob=0 model.config.attention_probs_dropout_prob=0
+      tasks.sst.dropout=0 tasks.para.dropout=0 tasks.sts.dropout=0
+      tasks.sst.limit_train=48 tasks.para.limit_train=48 tasks.sts.limit_train=48
+      tasks.sst.limit_dev=40 tasks.para.limit_dev=40 tasks.sts.limit_dev=40 train.epochs=1 threads=1
+      distributed.timeout_seconds=60)
+
+# The largest absolute difference between two runs' final weights.
+max_diff() {
+  "$py" - "$src/scripts" "$1/checkpoints/last/model.safetensors" "$2/checkpoints/last/model.safetensors" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from mtbert_py.safetensors_io import read_safetensors
+a, _ = read_safetensors(sys.argv[2])
+b, _ = read_safetensors(sys.argv[3])
+assert a.keys() == b.keys(), "different parameters"
+print(max((a[k].double() - b[k].double()).abs().max().item() for k in a))
+PY
+}
+within() {  # within RUN_A RUN_B TOLERANCE
+  local d
+  d="$(max_diff "$1" "$2")"
+  echo "  max |difference| $d"
+  "$py" -c "import sys; sys.exit(0 if $d <= $3 else 1)"
+}
+
+# The first run trains the SentencePiece vocabulary; every other run reuses it.
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=8 --out "$dir/one" --no-progress \
+  >/dev/null 2>"$dir/one.log"
+tiny+=(model.tokenizer.model="$dir/one/tokenizer/spm.model")
+
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=4 --nproc 2 --out "$dir/two" --no-progress \
+  >"$dir/two.out" 2>"$dir/two.log"
+check "--nproc 2 finishes the run" grep -q '"status": "finished"' "$dir/two/summary.json"
+check "  ... rank 0 prints the table" grep -q "^overall" "$dir/two.out"
+check "  ... the summary counts 2 ranks" grep -q '"ranks": 2' "$dir/two/summary.json"
+check "  ... and the examples of both" bash -c "grep -q '\"examples_seen\": 144' '$dir/two/summary.json'"
+check "2 ranks x batch 4 == 1 rank x batch 8 (<= 1e-5)" within "$dir/one" "$dir/two" 1e-5
+"$bin" eval "$dir/two" --split dev >"$dir/two.eval" 2>/dev/null
+check "  ... its sharded evaluation is the one process's" \
+  bash -c "[[ \"\$(grep '^overall' '$dir/two.eval' | awk '{print \$2}')\" == \"\$(grep '^overall' '$dir/two.out' | awk '{print \$2}')\" ]]"
+
+pcgrad=(train.sampler.kind=mixed train.pcgrad.enabled=true)
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${pcgrad[@]}" train.batch_size=8 --out "$dir/pc1" --no-progress \
+  >/dev/null 2>&1
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${pcgrad[@]}" train.batch_size=4 --nproc 2 --out "$dir/pc2" \
+  --no-progress >/dev/null 2>"$dir/pc2.log"
+check "PCGrad: 2 ranks x batch 4 == 1 rank x batch 8" within "$dir/pc1" "$dir/pc2" 1e-5
+
+accumulate=(train.grad_accumulation=2)
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${accumulate[@]}" train.batch_size=8 --out "$dir/acc1" \
+  --no-progress >/dev/null 2>&1
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${accumulate[@]}" train.batch_size=4 --nproc 2 --out "$dir/acc2" \
+  --no-progress >/dev/null 2>&1
+check "gradient accumulation: 2 ranks x batch 4 == 1 rank x batch 8" within "$dir/acc1" "$dir/acc2" 1e-5
+
+# torchrun, as a user would start it (underscored options: torch 1.13's
+# spelling, still accepted by 2.x). Debian's torch 1.13 on Python 3.11 cannot
+# parse its own default --redirects/--tee "0" (IntFlag iteration skips the
+# zero member), so they are given as 1.
+if command -v torchrun >/dev/null; then
+  OMP_NUM_THREADS=1 torchrun --nproc_per_node 2 --master_port "$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" \
+    --redirects 1 --tee 1 --no_python "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=4 \
+    --out "$dir/torchrun" --no-progress >/dev/null 2>"$dir/torchrun.log" || true
+  check "torchrun --nproc_per_node 2 trains the same run as --nproc 2" within "$dir/two" "$dir/torchrun" 0
+else
+  echo "SKIPPED: no torchrun here"
+fi
+
+# srun's variables, set by hand: two tasks of one step.
+port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+for r in 0 1; do
+  SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r SLURM_LAUNCH_NODE_IPADDR=127.0.0.1 MASTER_PORT=$port \
+    "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=4 --out "$dir/srun" --no-progress \
+    >/dev/null 2>"$dir/srun$r.log" &
+  pids[$r]=$!
+done
+wait "${pids[0]}" && wait "${pids[1]}" && ok "srun-style ranks end with success" || fail "srun-style ranks ($(cat "$dir"/srun*.log))"
+check "  ... and train the same run as --nproc 2" within "$dir/two" "$dir/srun" 0
+
+# SIGINT to the launcher: every rank saves and stops (exit 130); --resume
+# ends where the uninterrupted run does.
+long=(train.epochs=3 train.eval_every_steps=4)
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${long[@]}" train.batch_size=4 --nproc 2 --out "$dir/full" \
+  --no-progress >/dev/null 2>&1
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${long[@]}" train.batch_size=4 --nproc 2 --out "$dir/int" \
+  --no-progress >/dev/null 2>"$dir/int.log" &
+pid=$!
+for _ in $(seq 1 600); do [[ -d "$dir/int/checkpoints/last" ]] && break; sleep 0.1; done
+kill -INT "$pid"
+status=0; wait "$pid" || status=$?
+check "SIGINT to --nproc 2 ends with exit 130 ($status)" test "$status" -eq 130
+check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/summary.json"
+cp -r "$dir/int" "$dir/int-copy"
+expect_error_after_logs "a 2-rank run does not resume as one process" "trained with 2 rank(s)" -- \
+  train --resume "$dir/int-copy"
+"$bin" train --resume "$dir/int" --nproc 2 --no-progress >/dev/null 2>"$dir/resume.log"
+check "--resume --nproc 2 finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
+check "  ... with exactly the weights of the uninterrupted run" within "$dir/full" "$dir/int" 0
+
+# A rank killed mid-run: the other stops within the timeout, one line, exit != 0.
+port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=200 train.batch_size=4 \
+    distributed.timeout_seconds=20 --out "$dir/kill" --no-progress >/dev/null 2>"$dir/kill$r.log" &
+  pids[$r]=$!
+done
+for _ in $(seq 1 600); do [[ -d "$dir/kill/checkpoints/last" ]] && break; sleep 0.1; done
+kill -KILL "${pids[1]}"
+start=$SECONDS
+status=0; wait "${pids[0]}" || status=$?
+check "killing rank 1 ends rank 0 with exit != 0 ($status) within the timeout ($((SECONDS - start)) s)" \
+  test "$status" -ne 0 -a $((SECONDS - start)) -le 20
+check "  ... and one line saying so" bash -c "[[ \$(grep -c '^mtbert: error: rank 0 of 2: .* failed: another rank exited' '$dir/kill0.log') -eq 1 ]]"
+wait "${pids[1]}" 2>/dev/null || true
+
+# A rank that hangs (stopped): the other gives up after distributed.timeout_seconds.
+port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=200 train.batch_size=4 \
+    distributed.timeout_seconds=5 --out "$dir/hang" --no-progress >/dev/null 2>"$dir/hang$r.log" &
+  pids[$r]=$!
+done
+for _ in $(seq 1 600); do [[ -d "$dir/hang/checkpoints/last" ]] && break; sleep 0.1; done
+kill -STOP "${pids[1]}"
+start=$SECONDS
+status=0; wait "${pids[0]}" || status=$?
+check "a hung rank 1 ends rank 0 with exit != 0 ($status) after the 5 s timeout ($((SECONDS - start)) s)" \
+  test "$status" -ne 0 -a $((SECONDS - start)) -ge 4 -a $((SECONDS - start)) -le 30
+check "  ... and one line saying so" bash -c "[[ \$(grep -c '^mtbert: error: rank 0 of 2: .* within 5 s' '$dir/hang0.log') -eq 1 ]]"
+kill -KILL "${pids[1]}"
+wait "${pids[1]}" 2>/dev/null || true
+
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=200 train.batch_size=4 --nproc 2 \
+  --out "$dir/nkill" --no-progress >/dev/null 2>"$dir/nkill.log" &
+pid=$!
+for _ in $(seq 1 600); do [[ -d "$dir/nkill/checkpoints/last" ]] && break; sleep 0.1; done
+kill -KILL "$(pgrep -P "$pid" | tail -1)"  # one of its ranks
+status=0; wait "$pid" || status=$?
+check "--nproc: a killed rank ends the run with exit != 0 ($status)" test "$status" -ne 0
+check "  ... naming it" grep -Eq "^mtbert: error: rank [01] of 2 was killed by signal 9" "$dir/nkill.log"
+
+RANK=one WORLD_SIZE=2 expect_error "a malformed RANK is one line" 'RANK="one" is not a whole number' -- \
+  train experiments/quickstart.yaml --out "$dir/bad"
+SLURM_PROCID=0 SLURM_NTASKS=2 expect_error "srun variables without a master address" "needs rank 0's address" -- \
+  train experiments/quickstart.yaml --out "$dir/bad"
+
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 expect_error "pretrain refuses to run as one of several ranks" \
+  "mtbert pretrain trains as one process, but this is rank 0 of 2 (torchrun)" -- \
+  pretrain experiments/pretrain/bert_small.yaml --out "$dir/bad"
+
+finish "data-parallel training"
