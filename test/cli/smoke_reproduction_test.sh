@@ -17,6 +17,7 @@ for table in "${!rows[@]}"; do
   for ext in md csv tex; do check "$table.$ext written" test -s "$dir/smoke/$table/table.$ext"; done
   check "$table: banner" grep -q "SMOKE RUNS, NOT THE PAPERS' SETTING" "$dir/smoke/$table/table.md"
   check "$table: booktabs" grep -q '\\toprule' "$dir/smoke/$table/table.tex"
+  check "$table: the rows against the table's reference row" grep -q '^### Against ' "$dir/smoke/$table/table.md"
   check "$table: no missing runs" bash -c "! grep -qi 'missing' '$dir/smoke/$table/table.md'"
   runs=$(find "$dir/smoke/$table" -mindepth 2 -maxdepth 2 -name summary.json | wc -l)
   check "$table: ${rows[$table]} finished runs ($runs)" test "$runs" -eq "${rows[$table]}"

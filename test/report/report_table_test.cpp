@@ -71,6 +71,10 @@ TEST_CASE("a bad table file is one line naming file, line and key", "[report_tab
   CHECK_THAT(error_of(dir, "sweep: s.yaml\ncolumns: [sst]\nrows: [{label: a, run: r}]\n"),
              Contains(":2: columns: expected a map of column keys"));
   CHECK_THAT(error_of(dir, head + "rows: [{label: a, run: r}]\ncolour: red\n"), Contains(":4: colour: unknown key"));
+  CHECK_THAT(error_of(dir, head + "rows: [{label: base, run: r}, {label: b, run: s}]\nagainst: bass\n"),
+             Equals(f + ":4: against: no row \"bass\" (did you mean \"base\"?) (the rows: base, b)"));
+  CHECK(mtbert::load_report_table(dir.write("ok.yaml", head + "rows: [{label: base, run: r}]\nagainst: base\n")).against ==
+        "base");
 }
 
 TEST_CASE("the committed tables name runs of their sweeps, with the papers' seed", "[report_table]") {
