@@ -117,8 +117,16 @@ void Trainer::restore_last_checkpoint() {
     stream->restore(it->second);
   }
   // The checkpoint holds every rank's losses together: rank 0 carries them on.
-  if (writes_run()) step_->losses().restore(progress_, e_.device);
-  else step_->losses().reset();
+  // The others start from zeros under the same tasks, since the tallies are
+  // summed key by key (LossTally::summed): without them, a rank would skip
+  // the sum's all-reduce when no task of rank 0's tally came up again before
+  // the next evaluation, and the ranks' collectives would part ways.
+  if (writes_run()) {
+    step_->losses().restore(progress_, e_.device);
+  } else {
+    step_->losses().reset();
+    for (const auto& [task, tally] : progress_.interval_losses) step_->losses().add_nothing(task);
+  }
   if (writes_run()) run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
                progress_.global_step);
