@@ -11,13 +11,13 @@
 #include "cli/commands.h"
 #include "cli/run_folders.h"
 #include "cli/run_reporting.h"
+#include "cli/run_ranks.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"
-#include "dist/local_launcher.h"
 #include "train/experiment.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
@@ -31,18 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TrainArgs {
-  std::vector<std::string> positional;  // CONFIG.yaml and key=value overrides
-  std::string out;
-  std::vector<std::string> overlays;
-  std::string resume;
-  int threads = -1;  // -1: the config's
-  int nproc = 0;     // > 0: launch this many local ranks
-  bool no_progress = false;
-  std::string command;
-};
-
-void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const TrainArgs& args,
+void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const RunArgs& args,
                   Communicator* comm) {
   const bool main_rank = !comm || comm->is_main();
   Trainer trainer(experiment, run, comm);
@@ -66,29 +55,14 @@ void run_training(Experiment& experiment, const RunDirectory& run, bool resume, 
   fmt::print("run folder: {}\n", run.root().string());
 }
 
-int thread_count(const TrainArgs& args, int64_t config_threads, const LaunchEnv& env) {
-  if (args.threads >= 0) return set_thread_count(args.threads);
-  if (config_threads == 0 && env.distributed()) return set_thread_count(default_rank_threads(env));
-  return set_thread_count(static_cast<int>(config_threads));
-}
-
-CommunicatorOptions communicator_options(const ExperimentConfig& config) {
-  CommunicatorOptions options;
-  const DistributedBackend backend = config.distributed.backend;
-  options.nccl = backend == DistributedBackend::nccl ||
-                 (backend == DistributedBackend::automatic && resolve_device(config.device).is_cuda());
-  options.timeout = std::chrono::seconds(config.distributed.timeout_seconds);
-  return options;
-}
-
 // One rank of a data-parallel job (torchrun, srun, --nproc): rank 0 owns the
 // run folder (creates, locks and writes it); the others read what it wrote.
-void run_train_rank(TrainArgs& args, const LaunchEnv& env, const ConfigArguments& given) {
+void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& given) {
   if (env.rank > 0) spdlog::set_level(spdlog::level::warn);  // rank 0 speaks for the job
   if (!args.resume.empty()) {
     const RunDirectory run(args.resume);
     const ExperimentConfig config = load_experiment(run.resolved_config());
-    Communicator comm(env, communicator_options(config));
+    Communicator comm(env, communicator_options(config.distributed, config.device));
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
@@ -99,17 +73,17 @@ void run_train_rank(TrainArgs& args, const LaunchEnv& env, const ConfigArguments
     }
     if (comm.any(done)) return;
     auto [opened, experiment] = open_run(args.resume, /*checkpoint=*/"");
-    thread_count(args, experiment.config.threads, env);
+    rank_thread_count(args, experiment.config.threads, env);
     run_training(experiment, opened, /*resume=*/true, args, &comm);
     return;
   }
   const ExperimentConfig config =
       load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
-  Communicator comm(env, communicator_options(config));
+  Communicator comm(env, communicator_options(config.distributed, config.device));
   if (comm.is_main()) {
     in_fresh_run_folder(run, "train", [&] {
-      const int threads = thread_count(args, config.threads, env);
+      const int threads = rank_thread_count(args, config.threads, env);
       spdlog::info("run {} -> {} ({} ranks x {} threads)", config.name, run.root().string(), comm.world_size(),
                    threads);
       Experiment experiment = start_experiment(config, run);
@@ -119,16 +93,14 @@ void run_train_rank(TrainArgs& args, const LaunchEnv& env, const ConfigArguments
     return;
   }
   comm.barrier();
-  thread_count(args, config.threads, env);
+  rank_thread_count(args, config.threads, env);
   Experiment experiment = join_experiment(config, run);
   run_training(experiment, run, /*resume=*/false, args, &comm);
 }
 
-// --nproc N: the ranks as child processes, each this very command without
-// --nproc. The config is checked here first, so that a mistake in it is one
-// line rather than one per rank.
-void launch_local_ranks(const TrainArgs& args, const ConfigArguments& given) {
-  std::vector<std::string> child{"train"};
+// --nproc N: the config is checked here first, so that a mistake in it is
+// one line rather than one per rank.
+void launch_train_ranks(const RunArgs& args, const ConfigArguments& given) {
   int64_t timeout_seconds = DistributedSection{}.timeout_seconds;
   if (!args.resume.empty()) {
     const RunState state = resumable_run(args.resume);
@@ -137,26 +109,16 @@ void launch_local_ranks(const TrainArgs& args, const ConfigArguments& given) {
       return;
     }
     timeout_seconds = load_experiment(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
-    child.insert(child.end(), {"--resume", args.resume});
   } else {
     const ExperimentConfig config = load_experiment(given.path, given.overrides,
                                                     std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
     check_fresh_run_folder(RunDirectory(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out)), "train");
     timeout_seconds = config.distributed.timeout_seconds;
-    child.insert(child.end(), args.positional.begin(), args.positional.end());
-    if (!args.out.empty()) child.insert(child.end(), {"--out", args.out});
-    for (const auto& overlay : args.overlays) child.insert(child.end(), {"--overlay", overlay});
   }
-  if (args.threads >= 0) child.insert(child.end(), {"--threads", std::to_string(args.threads)});
-  if (args.no_progress) child.push_back("--no-progress");
-  spdlog::info("launching {} local ranks", args.nproc);
-  const LocalLaunchResult result = run_local_ranks(fs::read_symlink("/proc/self/exe"), child, args.nproc,
-                                                   std::chrono::seconds(timeout_seconds));
-  if (!result.failure.empty()) throw DistributedError(result.failure);
-  set_exit_code(result.exit_code);
+  launch_local_ranks("train", args, timeout_seconds);
 }
 
-void run_train(TrainArgs& args) {
+void run_train(RunArgs& args) {
   const ConfigArguments given = split_config_arguments(args.positional);
   if (!args.resume.empty()) {
     if (!given.path.empty()) throw UserError("give either CONFIG.yaml (a new run) or --resume RUN_DIR, not both");
@@ -170,7 +132,7 @@ void run_train(TrainArgs& args) {
     if (env.distributed())
       throw UserError(fmt::format("--nproc starts its own ranks, but this process is already rank {} of {} ({})",
                                   env.rank, env.world_size, env.launcher));
-    launch_local_ranks(args, given);
+    launch_train_ranks(args, given);
     return;
   }
   if (env.distributed()) {
@@ -204,7 +166,7 @@ void run_train(TrainArgs& args) {
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  auto args = std::make_shared<TrainArgs>();
+  auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("train", "Train an experiment (YAML), or resume an interrupted run");
   cmd->add_option("config", args->positional, "CONFIG.yaml, then key.path=value overrides");
   cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>)");

@@ -60,6 +60,7 @@ struct PretrainConfig {
   CorpusConfig corpus;
   MaskingConfig masking;
   PretrainTrainSection train;
+  DistributedSection distributed;  // as an experiment's (README, "Data-parallel training")
 };
 
 template <class V>
@@ -103,6 +104,7 @@ void describe(V& v, PretrainConfig& c) {
   v.section("corpus", c.corpus);
   v.section("masking", c.masking);
   v.section("train", c.train);
+  v.section("distributed", c.distributed);
 }
 
 PretrainConfig load_pretrain_config(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},

@@ -91,4 +91,22 @@ MaskedBatch mask_segments(const std::vector<std::vector<int64_t>>& segments, con
   return out;
 }
 
+MaskedBatch masked_rows(const MaskedBatch& batch, int64_t begin, int64_t end) {
+  const int64_t length = batch.inputs.input_ids.size(1);
+  const auto attention = batch.inputs.attention_mask.slice(0, begin, end);
+  // Every row is [CLS] ... [SEP] then padding: the longest row's length is the
+  // largest count of attended tokens.
+  const int64_t kept = end > begin ? attention.sum(1).max().item<int64_t>() : 0;
+  MaskedBatch out;
+  out.inputs.input_ids = batch.inputs.input_ids.slice(0, begin, end).slice(1, 0, kept).contiguous();
+  out.inputs.attention_mask = attention.slice(1, 0, kept).contiguous();
+  out.inputs.token_type_ids = batch.inputs.token_type_ids.slice(0, begin, end).slice(1, 0, kept).contiguous();
+  const auto row = batch.positions.div(length, "floor");
+  const auto mine = row.ge(begin).logical_and(row.lt(end));
+  const auto column = batch.positions.remainder(length).masked_select(mine);
+  out.positions = (row.masked_select(mine) - begin) * kept + column;
+  out.labels = batch.labels.masked_select(mine);
+  return out;
+}
+
 }  // namespace mtbert

@@ -1,7 +1,7 @@
 #pragma once
-// BERT's dynamic masking, drawn anew each time a batch is made, from
-// LibTorch's default generator (saved in checkpoints, so a resumed run masks
-// exactly as an uninterrupted one):
+// BERT's dynamic masking, drawn anew each time a batch is made, from the
+// generator given (the pretrainer seeds one per batch, so a resumed run masks
+// exactly as an uninterrupted one, whatever the number of ranks):
 //
 //   each candidate token (not [CLS], [SEP], padding or another special id) is
 //   chosen with probability mask_prob; of the chosen, mask_token_fraction
@@ -52,5 +52,11 @@ struct MaskedBatch {
 // or from LibTorch's default one when none is given.
 MaskedBatch mask_segments(const std::vector<std::vector<int64_t>>& segments, const VocabularyTraits& vocabulary,
                           const MaskingOptions& options, c10::optional<at::Generator> generator = c10::nullopt);
+
+// Rows [begin, end) of a masked batch, padded to their own longest row, with
+// the chosen positions among them: a data-parallel rank's share of a batch
+// masked whole, so that the masks do not depend on how many ranks share it.
+// It may have no chosen position at all.
+MaskedBatch masked_rows(const MaskedBatch& batch, int64_t begin, int64_t end);
 
 }  // namespace mtbert

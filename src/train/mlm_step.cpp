@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
+#include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
 #include "optim/optimizer.h"
 
@@ -17,18 +18,27 @@ MlmStep::MlmStep(MaskedLm model, const PretrainTrainSection& train, Precision pr
     if (p.requires_grad()) trainable_.push_back(p);
 }
 
-torch::Tensor MlmStep::accumulate(const MaskedBatch& batch) {
+MlmStep::~MlmStep() = default;
+
+void MlmStep::enable_data_parallel(Communicator& comm, int64_t bucket_bytes) {
+  reducer_ = std::make_unique<GradientReducer>(comm, trainable_, bucket_bytes);
+}
+
+torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
   torch::Tensor loss;
   {
     const AutocastScope autocast(device_, precision_ == Precision::bf16);
     auto logits = model_->logits_at(batch.inputs.to(device_), batch.positions.to(device_));
     loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.labels.to(device_));
   }
-  (loss / static_cast<double>(train_.grad_accumulation)).backward();
+  (loss * (weight / static_cast<double>(train_.grad_accumulation))).backward();
   return loss.detach();
 }
 
 void MlmStep::apply(double lr_factor) {
+  // After averaging every rank holds the same gradients, so the norm clipped
+  // to is the global one.
+  if (reducer_) reducer_->average_gradients();
   if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
   auto& groups = optimizer_->param_groups();
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * lr_factor);

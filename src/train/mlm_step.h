@@ -6,8 +6,10 @@
 //   accumulate(batch), for each batch of the step: the forward pass under the
 //     run's precision, logits at the masked positions only, cross-entropy,
 //     backward scaled by 1 / grad_accumulation;
-//   apply(lr_factor): global-norm clipping, each group's LR (its base times
-//     the schedule's factor), AdamW, the gradients cleared (to none).
+//   apply(lr_factor): data-parallel, the gradients averaged over the ranks;
+//     global-norm clipping, each group's LR (its base times the schedule's
+//     factor), AdamW, the gradients cleared (to none).
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -19,13 +21,25 @@
 
 namespace mtbert {
 
+class Communicator;
+class GradientReducer;
+
 class MlmStep {
  public:
   MlmStep(MaskedLm model, const PretrainTrainSection& train, Precision precision, torch::Device device);
+  ~MlmStep();
+
+  // Data-parallel pretraining: apply() first averages the gradients over
+  // `comm`'s ranks, in flat buckets of `bucket_bytes`, so that every rank
+  // clips and steps alike.
+  void enable_data_parallel(Communicator& comm, int64_t bucket_bytes);
 
   // Forward and backward of one batch; returns its loss (a float32 scalar on
-  // the model's device, detached).
-  torch::Tensor accumulate(const MaskedBatch& batch);
+  // the model's device, detached). `weight` scales the gradient: a
+  // data-parallel rank's share of the masked tokens times the number of
+  // ranks, so that the average over ranks is the gradient of the whole
+  // batch's mean loss.
+  torch::Tensor accumulate(const MaskedBatch& batch, double weight = 1.0);
   void apply(double lr_factor);
   torch::optim::AdamW& optimizer() { return *optimizer_; }
 
@@ -37,6 +51,7 @@ class MlmStep {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::vector<double> base_lrs_;
   std::vector<torch::Tensor> trainable_;
+  std::unique_ptr<GradientReducer> reducer_;  // data-parallel only
 };
 
 }  // namespace mtbert

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,9 +18,12 @@
 #include "core/progress_bar.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+#include "data/batching.h"
+#include "dist/communicator.h"
 #include "models/module_state.h"
 #include "models/pretrained_model.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/experiment.h"
 
 namespace mtbert {
@@ -37,6 +41,19 @@ constexpr const char* kLossKey = "mlm";
 // The held-out evaluation's masks come from their own generator, so that
 // every evaluation scores the same tokens and training's stream is untouched.
 constexpr uint64_t kEvaluationMaskSeed = 20240613;
+
+// The generator that masks training batch `batch` of epoch `epoch`: seeded by
+// the batch's place rather than drawn from a running stream, so that every
+// rank masks a batch alike whatever it drew before (dropout draws per rank),
+// and a resumed run needs no saved state to mask as an uninterrupted one.
+at::Generator batch_masking_generator(uint64_t seed, int64_t epoch, int64_t batch) {
+  // splitmix64 of the three: nearby batches get unrelated streams.
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch) * 0xBF58476D1CE4E5B9ULL +
+               static_cast<uint64_t>(batch) * 0x94D049BB133111EBULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return at::detail::createCPUGenerator(x ^ (x >> 31));
+}
 
 std::vector<fs::path> tokenizer_files_in(const fs::path& dir) {
   std::vector<fs::path> files;
@@ -115,11 +132,14 @@ Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& 
   return p;
 }
 
-Pretraining reopen_pretraining(const RunDirectory& run) {
-  const PretrainConfig config = load_pretrain_config(run.resolved_config());
+Pretraining join_pretraining(const PretrainConfig& config, const RunDirectory& run) {
   Pretraining p = assemble(config, run, read_json_file(run.model_config()));
   p.model->to(p.device);
   return p;
+}
+
+Pretraining reopen_pretraining(const RunDirectory& run) {
+  return join_pretraining(load_pretrain_config(run.resolved_config()), run);
 }
 
 void write_mlm_folder(MaskedLm& model, const std::vector<fs::path>& tokenizer_files, const fs::path& dir) {
@@ -131,11 +151,26 @@ void write_mlm_folder(MaskedLm& model, const std::vector<fs::path>& tokenizer_fi
   }
 }
 
-Pretrainer::Pretrainer(Pretraining& pretraining, RunDirectory run)
+namespace {
+
+// The token cache: rank 0 builds it (when it must) while the others wait at
+// a barrier, then open it, so that no two processes write it at once.
+TokenCache open_corpus(const Pretraining& p, Communicator* comm) {
+  const bool waits = comm && !comm->is_main();
+  if (waits) comm->barrier();
+  TokenCache cache = TokenCache::open_or_build(p.config.corpus.cache_dir, corpus_sources(p.config.corpus),
+                                               *p.tokenizer, p.tokenizer_files, p.config.corpus.max_length);
+  if (comm && !waits) comm->barrier();
+  return cache;
+}
+
+}  // namespace
+
+Pretrainer::Pretrainer(Pretraining& pretraining, RunDirectory run, Communicator* comm)
     : p_(pretraining),
       run_(std::move(run)),
-      corpus_(TokenCache::open_or_build(p_.config.corpus.cache_dir, corpus_sources(p_.config.corpus), *p_.tokenizer,
-                                        p_.tokenizer_files, p_.config.corpus.max_length)),
+      comm_(comm && comm->world_size() > 1 ? comm : nullptr),
+      corpus_(open_corpus(p_, comm_)),
       vocabulary_(vocabulary_traits(*p_.tokenizer)),
       masking_(masking_options(p_.config.masking)) {
   const auto& c = p_.config;
@@ -148,13 +183,41 @@ Pretrainer::Pretrainer(Pretraining& pretraining, RunDirectory run)
                corpus_.tokens(), corpus_.folder().string(), train_indices_.size(), heldout_indices_.size());
 
   step_ = std::make_unique<MlmStep>(p_.model, c.train, c.precision, p_.device);
-  const int64_t batches_per_epoch = (train_segments() + c.train.batch_size - 1) / c.train.batch_size;
+  const int64_t global_batch = c.train.batch_size * world_size();
+  const int64_t batches_per_epoch = (train_segments() + global_batch - 1) / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, batches_per_epoch / c.train.grad_accumulation);
   schedule_ = std::make_unique<LrSchedule>(c.train.schedule, c.train.lr, c.train.max_steps, steps_per_epoch);
   host_rng_.seed(c.seed);
+  progress_.world_size = world_size();
+  if (comm_) {
+    step_->enable_data_parallel(*comm_, static_cast<int64_t>(c.distributed.bucket_mb * 1024 * 1024));
+    start_ranks_alike(*comm_, *p_.model, c.seed);
+  }
 }
 
 Pretrainer::~Pretrainer() = default;
+
+bool Pretrainer::writes_run() const { return !comm_ || comm_->is_main(); }
+int Pretrainer::world_size() const { return comm_ ? comm_->world_size() : 1; }
+
+MaskedBatch Pretrainer::my_rows(const MaskedBatch& whole) const {
+  if (!comm_) return whole;
+  // The same contiguous shares as a training run's batches (data/batching.h).
+  std::vector<int64_t> rows(static_cast<size_t>(whole.inputs.input_ids.size(0)));
+  std::iota(rows.begin(), rows.end(), 0);
+  rows = batch_shard(rows, comm_->rank(), comm_->world_size());
+  return rows.empty() ? masked_rows(whole, 0, 0) : masked_rows(whole, rows.front(), rows.back() + 1);
+}
+
+std::pair<double, int64_t> Pretrainer::run_tally() {
+  auto tally = progress_.interval_losses[kLossKey];
+  if (!comm_) return tally;
+  // Each rank's sum holds its shares of the batches' losses; the batches are
+  // every rank's.
+  auto sum = torch::tensor(tally.first, torch::kDouble).to(comm_->device());
+  comm_->all_reduce_sum(sum);
+  return {sum.cpu().item<double>(), tally.second};
+}
 
 std::vector<std::vector<int64_t>> Pretrainer::segment_ids(const std::vector<int64_t>& indices) const {
   std::vector<std::vector<int64_t>> segments;
@@ -184,24 +247,35 @@ MlmEvaluation Pretrainer::evaluate() {
   at::Generator generator = at::detail::createCPUGenerator(kEvaluationMaskSeed);
   torch::NoGradGuard no_grad;
   p_.model->eval();
-  double loss_sum = 0;
-  int64_t correct = 0;
-  for (int64_t start = 0; start < count; start += c.train.batch_size) {
+  // Sums over the masked tokens: loss, correct, count (over ranks, added up).
+  double loss_sum = 0, correct = 0, tokens = 0;
+  const int64_t global_batch = c.train.batch_size * world_size();
+  for (int64_t start = 0; start < count; start += global_batch) {
     const std::vector<int64_t> indices(heldout_indices_.begin() + start,
-                                       heldout_indices_.begin() + std::min(count, start + c.train.batch_size));
-    const MaskedBatch batch = mask_segments(segment_ids(indices), vocabulary_, masking_, generator);
+                                       heldout_indices_.begin() + std::min(count, start + global_batch));
+    const MaskedBatch batch = my_rows(mask_segments(segment_ids(indices), vocabulary_, masking_, generator));
+    if (batch.labels.size(0) == 0) continue;
     const AutocastScope autocast(p_.device, c.precision == Precision::bf16);
     auto logits = p_.model->logits_at(batch.inputs.to(p_.device), batch.positions.to(p_.device)).to(torch::kFloat);
     const auto labels = batch.labels.to(p_.device);
     loss_sum += torch::nn::functional::cross_entropy(
                     logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                     .item<double>();
-    correct += logits.argmax(-1).eq(labels).sum().item<int64_t>();
-    result.tokens += labels.size(0);
+    correct += static_cast<double>(logits.argmax(-1).eq(labels).sum().item<int64_t>());
+    tokens += static_cast<double>(labels.size(0));
   }
   p_.model->train();
-  result.loss = loss_sum / static_cast<double>(std::max<int64_t>(1, result.tokens));
-  result.accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(1, result.tokens));
+  if (comm_) {
+    auto sums = torch::tensor(std::vector<double>{loss_sum, correct, tokens}, torch::kDouble).to(comm_->device());
+    comm_->all_reduce_sum(sums);
+    sums = sums.cpu();
+    loss_sum = sums[0].item<double>();
+    correct = sums[1].item<double>();
+    tokens = sums[2].item<double>();
+  }
+  result.tokens = static_cast<int64_t>(tokens);
+  result.loss = loss_sum / std::max(1.0, tokens);
+  result.accuracy = correct / std::max(1.0, tokens);
   return result;
 }
 
@@ -212,23 +286,38 @@ void Pretrainer::optimizer_step() {
 
 void Pretrainer::save_last() {
   progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
-  save_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_});
+  // The checkpoint holds every rank's tally together (rank 0 carries it on
+  // after a resume), and every rank's generator.
+  auto& tally = progress_.interval_losses[kLossKey];
+  const auto own = tally;
+  tally = run_tally();
+  const auto generators = comm_ ? gather_rank_generators(*comm_) : std::vector<torch::Tensor>{};
+  if (writes_run()) {
+    TrainingStateRefs refs{p_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_};
+    if (comm_) refs.rank_generators = &generators;
+    save_checkpoint(run_, "last", refs);
+  }
+  tally = own;
 }
 
 void Pretrainer::restore_last_checkpoint() {
-  load_checkpoint(run_, "last", TrainingStateRefs{p_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_});
-  run_.truncate_metrics(progress_.global_step);
+  TrainingStateRefs refs{p_.model.ptr(), &step_->optimizer(), &progress_, &host_rng_};
+  refs.rank = comm_ ? comm_->rank() : 0;
+  load_checkpoint(run_, "last", refs);
+  check_resumed_ranks(run_, progress_.world_size, world_size());
+  if (!writes_run()) progress_.interval_losses[kLossKey].first = 0;
+  if (writes_run()) run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at step {} of {}", progress_.global_step, p_.config.train.max_steps);
 }
 
 void Pretrainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_tokens) {
   const MlmEvaluation heldout = evaluate();
-  auto& tally = progress_.interval_losses[kLossKey];
+  const auto losses = run_tally();
   nlohmann::json row = {
       {"step", progress_.global_step},
       {"epoch", progress_.epoch},
       {"lr", schedule_->lr_at(std::max<int64_t>(progress_.global_step - 1, 0))},
-      {"train_loss", {{"mlm", tally.second > 0 ? tally.first / static_cast<double>(tally.second) : 0.0}}},
+      {"train_loss", {{"mlm", losses.second > 0 ? losses.first / static_cast<double>(losses.second) : 0.0}}},
       {"tokens_per_second", interval_seconds > 0 ? static_cast<double>(interval_tokens) / interval_seconds : 0.0},
   };
   if (heldout.tokens > 0) {
@@ -239,8 +328,8 @@ void Pretrainer::evaluate_and_checkpoint(double interval_seconds, int64_t interv
     spdlog::info("step {}: held-out MLM loss {:.4f}, accuracy {:.4f}, perplexity {:.1f}", progress_.global_step,
                  heldout.loss, heldout.accuracy, std::exp(heldout.loss));
   }
-  run_.append_metrics(row);
-  tally = {0.0, 0};
+  if (writes_run()) run_.append_metrics(row);
+  progress_.interval_losses[kLossKey] = {0.0, 0};
   save_last();
 }
 
@@ -255,17 +344,33 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
   if (hooks.show_progress) bar = std::make_unique<Progress>("pretraining steps", t.max_steps);
   auto& tally = progress_.interval_losses[kLossKey];
 
+  // A stop request reaches the ranks at different moments: they stop together
+  // at the first step any of them saw it.
+  auto stop_now = [&] {
+    const bool requested = hooks.stop_requested && hooks.stop_requested();
+    return comm_ ? comm_->any(requested) : requested;
+  };
+  const int64_t global_batch = t.batch_size * world_size();
   while (progress_.global_step < t.max_steps) {
     const std::vector<int64_t> order = epoch_order(progress_.epoch);
-    const int64_t batches = (static_cast<int64_t>(order.size()) + t.batch_size - 1) / t.batch_size;
+    const int64_t batches = (static_cast<int64_t>(order.size()) + global_batch - 1) / global_batch;
     while (progress_.step_in_epoch < batches && progress_.global_step < t.max_steps) {
-      const int64_t start = progress_.step_in_epoch * t.batch_size;
+      const int64_t start = progress_.step_in_epoch * global_batch;
       const std::vector<int64_t> indices(order.begin() + start,
-                                         order.begin() + std::min<int64_t>(start + t.batch_size, order.size()));
-      const MaskedBatch batch = mask_segments(segment_ids(indices), vocabulary_, masking_);
-      tally.first += step_->accumulate(batch).item<double>();
+                                         order.begin() + std::min<int64_t>(start + global_batch, order.size()));
+      const MaskedBatch whole = mask_segments(segment_ids(indices), vocabulary_, masking_,
+                                              batch_masking_generator(p_.config.seed, progress_.epoch,
+                                                                      progress_.step_in_epoch));
+      const MaskedBatch batch = my_rows(whole);
+      if (const int64_t chosen = batch.labels.size(0); chosen > 0) {
+        // This rank's share of the batch's masked tokens: its mean loss
+        // weighed by it (times the ranks, which the average divides by) makes
+        // the averaged gradient the whole batch's.
+        const double share = static_cast<double>(chosen) / static_cast<double>(whole.labels.size(0));
+        tally.first += step_->accumulate(batch, share * world_size()).item<double>() * share;
+      }
       tally.second += 1;
-      const int64_t tokens = batch.inputs.attention_mask.sum().item<int64_t>();
+      const int64_t tokens = whole.inputs.attention_mask.sum().item<int64_t>();
       interval_tokens += tokens;
       session_tokens += tokens;
       progress_.examples_seen += static_cast<int64_t>(indices.size());
@@ -274,20 +379,24 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
       optimizer_step();
       if (bar) {
         const double seconds = now_seconds() - session_clock_start_;
+        const double tokens_per_second = seconds > 0 ? static_cast<double>(session_tokens) / seconds : 0.0;
+        // A rank's tally holds only its share of the loss until evaluations add them up.
         bar->update(progress_.global_step,
-                    fmt::format("loss {:.3f}  {:.0f} tok/s", tally.first / static_cast<double>(tally.second),
-                                seconds > 0 ? static_cast<double>(session_tokens) / seconds : 0.0));
+                    comm_ ? fmt::format("{:.0f} tok/s", tokens_per_second)
+                          : fmt::format("loss {:.3f}  {:.0f} tok/s",
+                                        tally.first / static_cast<double>(tally.second), tokens_per_second));
       }
       if (progress_.global_step % t.eval_every_steps == 0 || progress_.global_step == t.max_steps) {
         evaluate_and_checkpoint(now_seconds() - interval_start, interval_tokens);
         interval_start = now_seconds();
         interval_tokens = 0;
       }
-      if (hooks.stop_requested && hooks.stop_requested()) {
+      if (stop_now()) {
         save_last();
         if (bar) bar->finish("stopped");
-        spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert pretrain --resume {}",
-                     progress_.global_step, run_.root().string());
+        if (writes_run())
+          spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert pretrain --resume {}",
+                       progress_.global_step, run_.root().string());
         return TrainEnd::interrupted;
       }
     }
@@ -301,15 +410,18 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
 }
 
 nlohmann::json Pretrainer::finish(TrainEnd end, const std::string& command) {
-  nlohmann::json last = nlohmann::json::object();
-  for (const auto& row : run_.read_metrics()) last = row;
   const fs::path folder = run_.root() / "model";
   if (end != TrainEnd::interrupted) {
     progress_.finished = true;
     save_last();
+  }
+  if (!writes_run()) return nlohmann::json::object();
+  if (end != TrainEnd::interrupted) {
     write_mlm_folder(p_.model, p_.tokenizer_files, folder);
     spdlog::info("wrote the pretrained model folder {}", folder.string());
   }
+  nlohmann::json last = nlohmann::json::object();
+  for (const auto& row : run_.read_metrics()) last = row;
   nlohmann::json summary = {
       {"name", p_.config.name},
       {"status", end == TrainEnd::interrupted ? "interrupted" : train_end_name(end)},
@@ -318,6 +430,7 @@ nlohmann::json Pretrainer::finish(TrainEnd end, const std::string& command) {
       {"last", last},
       {"steps", progress_.global_step},
       {"segments_seen", progress_.examples_seen},
+      {"ranks", world_size()},
       {"train_seconds", progress_.train_seconds},
       {"corpus", {{"segments", corpus_.segments()}, {"tokens", corpus_.tokens()}, {"cache", corpus_.folder().string()}}},
       {"model_folder", end == TrainEnd::interrupted ? "" : folder.string()},

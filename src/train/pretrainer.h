@@ -6,10 +6,21 @@
 // The corpus's segments (data/mlm_corpus.h) are split once: every k-th
 // segment, k = round(1 / holdout_fraction), is held out. Each epoch visits
 // the others in an order drawn from the run's seed and the epoch number;
-// batches are masked as they are made (data/mlm_masking.h) from LibTorch's
-// generator, which checkpoints save. The held-out evaluation masks its
-// segments from a generator of its own with a fixed seed, so every
+// batches are masked as they are made (data/mlm_masking.h), each from a
+// generator seeded by the run's seed and the batch's place (epoch, batch), so
+// a resumed run masks as an uninterrupted one. The held-out evaluation masks
+// its segments from a generator of its own with a fixed seed, so every
 // evaluation scores the same masked tokens.
+//
+// Data-parallel (a Communicator of several ranks), as training is
+// (train/trainer.h): train.batch_size is per rank; every rank plans the same
+// batches of batch_size x ranks segments, masks each whole and trains on its
+// contiguous share of the rows, so the masks, and with the dropout off the
+// weights, are those of one process with the whole batch. Each rank weighs
+// its loss by its share of the batch's masked tokens, the gradients are
+// averaged (GradientReducer) before clipping; the held-out evaluation's
+// batches are shared out alike and its sums added up. Rank 0 builds the token
+// cache (the others open it after a barrier) and alone writes the run folder.
 //
 // The run folder is a training run's (train/run_directory.h) plus
 //   model/   config.json, model.safetensors (encoder + cls.predictions.*),
@@ -19,6 +30,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +63,10 @@ Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& 
 // A run folder's pretraining, rebuilt from its own files (weights come from
 // the checkpoint).
 Pretraining reopen_pretraining(const RunDirectory& run);
+// A data-parallel rank other than 0 joining a new run: the tokenizer and
+// encoder config rank 0 wrote into the run folder (the weights come from
+// rank 0, see Pretrainer).
+Pretraining join_pretraining(const PretrainConfig& config, const RunDirectory& run);
 
 // The model folder `dir` of a MaskedLm and its tokenizer's files.
 void write_mlm_folder(MaskedLm& model, const std::vector<std::filesystem::path>& tokenizer_files,
@@ -62,9 +78,12 @@ struct MlmEvaluation {
   int64_t tokens = 0;   // masked tokens scored
 };
 
+class Communicator;
+
 class Pretrainer {
  public:
-  Pretrainer(Pretraining& pretraining, RunDirectory run);
+  // With `comm` of several ranks, this process is one data-parallel rank.
+  Pretrainer(Pretraining& pretraining, RunDirectory run, Communicator* comm = nullptr);
   ~Pretrainer();
 
   void restore_last_checkpoint();
@@ -82,9 +101,16 @@ class Pretrainer {
   void optimizer_step();
   void evaluate_and_checkpoint(double interval_seconds, int64_t interval_tokens);
   void save_last();
+  bool writes_run() const;  // rank 0, or a single process
+  int world_size() const;
+  // The rows of a whole masked batch this rank trains on or scores.
+  MaskedBatch my_rows(const MaskedBatch& whole) const;
+  // The loss tally of every rank together (every rank must call it).
+  std::pair<double, int64_t> run_tally();
 
   Pretraining& p_;
   RunDirectory run_;
+  Communicator* comm_ = nullptr;
   TokenCache corpus_;
   VocabularyTraits vocabulary_;
   MaskingOptions masking_;

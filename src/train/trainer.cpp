@@ -12,6 +12,7 @@
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 
 namespace mtbert {
 
@@ -84,17 +85,7 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run, Communicator* comm)
   progress_.world_size = world_size();
   if (comm_) {
     step_->enable_data_parallel(*comm_, static_cast<int64_t>(e_.config.distributed.bucket_mb * 1024 * 1024));
-    // Every rank starts from rank 0's weights (they agree already when built
-    // from the same seed; this makes it so whatever built them).
-    torch::NoGradGuard no_grad;
-    for (auto& tensor : e_.model->parameters()) {
-      auto data = tensor.detach();
-      comm_->broadcast(data);
-    }
-    for (auto& tensor : e_.model->buffers()) comm_->broadcast(tensor);
-    // Dropout and SMART's noise differ between ranks; rank 0 draws what a
-    // single process would.
-    if (comm_->rank() > 0) torch::manual_seed(e_.config.seed + 1000003ULL * static_cast<uint64_t>(comm_->rank()));
+    start_ranks_alike(*comm_, *e_.model, e_.config.seed);
   }
 }
 
@@ -104,16 +95,7 @@ int Trainer::world_size() const { return comm_ ? comm_->world_size() : 1; }
 LossTally Trainer::run_losses() const { return comm_ ? step_->losses().summed(*comm_) : step_->losses(); }
 
 std::vector<torch::Tensor> Trainer::rank_generators() {
-  if (!comm_) return {};
-  auto generator = at::detail::getDefaultCPUGenerator();
-  torch::Tensor state;
-  {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    state = generator.get_state();
-  }
-  auto states = comm_->all_gather(state.to(comm_->device()));
-  for (auto& s : states) s = s.cpu();  // NCCL gathers on the GPU; checkpoints are written from host memory
-  return states;
+  return comm_ ? gather_rank_generators(*comm_) : std::vector<torch::Tensor>{};
 }
 
 Trainer::~Trainer() = default;
@@ -126,10 +108,7 @@ TrainingStateRefs Trainer::state_refs() {
 
 void Trainer::restore_last_checkpoint() {
   load_checkpoint(run_, "last", state_refs());
-  if (progress_.world_size != world_size())
-    throw UserError(fmt::format("{} was trained with {} rank(s): resume it with as many (this is {}), since each "
-                                "batch was planned for them",
-                                run_.root().string(), progress_.world_size, world_size()));
+  check_resumed_ranks(run_, progress_.world_size, world_size());
   for (auto& [name, stream] : streams_) {
     auto it = progress_.streams.find(name);
     if (it == progress_.streams.end())
@@ -138,8 +117,16 @@ void Trainer::restore_last_checkpoint() {
     stream->restore(it->second);
   }
   // The checkpoint holds every rank's losses together: rank 0 carries them on.
-  if (writes_run()) step_->losses().restore(progress_, e_.device);
-  else step_->losses().reset();
+  // The others start from zeros under the same tasks, since the tallies are
+  // summed key by key (LossTally::summed): without them, a rank would skip
+  // the sum's all-reduce when no task of rank 0's tally came up again before
+  // the next evaluation, and the ranks' collectives would part ways.
+  if (writes_run()) {
+    step_->losses().restore(progress_, e_.device);
+  } else {
+    step_->losses().reset();
+    for (const auto& [task, tally] : progress_.interval_losses) step_->losses().add_nothing(task);
+  }
   if (writes_run()) run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
                progress_.global_step);

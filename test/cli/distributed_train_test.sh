@@ -12,6 +12,7 @@ src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
 py="${MTBERT_PYTHON:-/usr/bin/python3}"
 unset MTBERT_DATA RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT SLURM_PROCID SLURM_NTASKS
 source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/run_weights.sh"
 cd "$src"
 
 # A tiny encoder without dropout, 48 examples per task, evaluation at the end.
@@ -21,25 +22,6 @@ tiny=(model.config.hidden_size=32 model.config.num_hidden_layers=1 model.config.
       tasks.sst.limit_train=48 tasks.para.limit_train=48 tasks.sts.limit_train=48
       tasks.sst.limit_dev=40 tasks.para.limit_dev=40 tasks.sts.limit_dev=40 train.epochs=1 threads=1
       distributed.timeout_seconds=60)
-
-# The largest absolute difference between two runs' final weights.
-max_diff() {
-  "$py" - "$src/scripts" "$1/checkpoints/last/model.safetensors" "$2/checkpoints/last/model.safetensors" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
-from mtbert_py.safetensors_io import read_safetensors
-a, _ = read_safetensors(sys.argv[2])
-b, _ = read_safetensors(sys.argv[3])
-assert a.keys() == b.keys(), "different parameters"
-print(max((a[k].double() - b[k].double()).abs().max().item() for k in a))
-PY
-}
-within() {  # within RUN_A RUN_B TOLERANCE
-  local d
-  d="$(max_diff "$1" "$2")"
-  echo "  max |difference| $d"
-  "$py" -c "import sys; sys.exit(0 if $d <= $3 else 1)"
-}
 
 # The first run trains the SentencePiece vocabulary; every other run reuses it.
 "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=8 --out "$dir/one" --no-progress \
@@ -76,7 +58,7 @@ check "gradient accumulation: 2 ranks x batch 4 == 1 rank x batch 8" within "$di
 # parse its own default --redirects/--tee "0" (IntFlag iteration skips the
 # zero member), so they are given as 1.
 if command -v torchrun >/dev/null; then
-  OMP_NUM_THREADS=1 torchrun --nproc_per_node 2 --master_port "$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" \
+  OMP_NUM_THREADS=1 torchrun --nproc_per_node 2 --master_port "$(free_port)" \
     --redirects 1 --tee 1 --no_python "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=4 \
     --out "$dir/torchrun" --no-progress >/dev/null 2>"$dir/torchrun.log" || true
   check "torchrun --nproc_per_node 2 trains the same run as --nproc 2" within "$dir/two" "$dir/torchrun" 0
@@ -85,7 +67,7 @@ else
 fi
 
 # srun's variables, set by hand: two tasks of one step.
-port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 for r in 0 1; do
   SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r SLURM_LAUNCH_NODE_IPADDR=127.0.0.1 MASTER_PORT=$port \
     "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=4 --out "$dir/srun" --no-progress \
@@ -116,7 +98,7 @@ check "--resume --nproc 2 finishes the run" grep -q '"status": "finished"' "$dir
 check "  ... with exactly the weights of the uninterrupted run" within "$dir/full" "$dir/int" 0
 
 # A rank killed mid-run: the other stops within the timeout, one line, exit != 0.
-port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
     "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=200 train.batch_size=4 \
@@ -133,7 +115,7 @@ check "  ... and one line saying so" bash -c "[[ \$(grep -c '^mtbert: error: ran
 wait "${pids[1]}" 2>/dev/null || true
 
 # A rank that hangs (stopped): the other gives up after distributed.timeout_seconds.
-port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
     "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=200 train.batch_size=4 \
@@ -163,9 +145,5 @@ RANK=one WORLD_SIZE=2 expect_error "a malformed RANK is one line" 'RANK="one" is
   train experiments/quickstart.yaml --out "$dir/bad"
 SLURM_PROCID=0 SLURM_NTASKS=2 expect_error "srun variables without a master address" "needs rank 0's address" -- \
   train experiments/quickstart.yaml --out "$dir/bad"
-
-RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 expect_error "pretrain refuses to run as one of several ranks" \
-  "mtbert pretrain trains as one process, but this is rank 0 of 2 (torchrun)" -- \
-  pretrain experiments/pretrain/bert_small.yaml --out "$dir/bad"
 
 finish "data-parallel training"

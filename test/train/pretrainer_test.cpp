@@ -153,6 +153,44 @@ TEST_CASE("masking: 15% chosen, 80/10/10, specials never, whole words together",
   CHECK(static_cast<double>(picked.size()) / candidates == Approx(0.15).margin(0.01));
 }
 
+TEST_CASE("masked_rows: a rank's rows of a batch masked whole, trimmed to their longest", "[pretrain][masking]") {
+  const auto tokenizer = load_tokenizer(fixture_vocab().parent_path());
+  const VocabularyTraits vocabulary = vocabulary_traits(*tokenizer);
+  const int64_t first_word = tokenizer->piece_to_id("the");
+  // Rows of 9, 3, 5 and 2 ids: the first is the longest of all, the last two's
+  // longest is 5 + [CLS] + [SEP].
+  std::vector<std::vector<int64_t>> segments;
+  for (const int length : {9, 3, 5, 2}) {
+    std::vector<int64_t> ids;
+    for (int i = 0; i < length; ++i) ids.push_back(first_word + i);
+    segments.push_back(ids);
+  }
+  MaskingOptions options;
+  options.mask_prob = 0.5;
+  const MaskedBatch whole = mask_segments(segments, vocabulary, options, at::detail::createCPUGenerator(5));
+  const int64_t width = whole.inputs.input_ids.size(1);
+  REQUIRE(width == 11);
+
+  const MaskedBatch tail = masked_rows(whole, 2, 4);
+  CHECK(tail.inputs.input_ids.sizes() == torch::IntArrayRef({2, 7}));
+  CHECK(torch::equal(tail.inputs.input_ids, whole.inputs.input_ids.slice(0, 2, 4).slice(1, 0, 7)));
+  CHECK(torch::equal(tail.inputs.attention_mask, whole.inputs.attention_mask.slice(0, 2, 4).slice(1, 0, 7)));
+  // Every chosen position of the whole batch is in exactly one share, with
+  // its label, pointing at the same token.
+  const MaskedBatch head = masked_rows(whole, 0, 2);
+  CHECK(head.labels.size(0) + tail.labels.size(0) == whole.labels.size(0));
+  CHECK(torch::equal(torch::cat({head.labels, tail.labels}), whole.labels));
+  for (const auto& [share, first_row] : {std::pair<const MaskedBatch*, int64_t>{&head, 0}, {&tail, 2}}) {
+    const int64_t share_width = share->inputs.input_ids.size(1);
+    for (int64_t m = 0; m < share->positions.size(0); ++m) {
+      const int64_t k = share->positions[m].item<int64_t>();
+      const int64_t original = (k / share_width + first_row) * width + k % share_width;
+      CHECK(share->inputs.input_ids.view(-1)[k].item<int64_t>() == whole.inputs.input_ids.view(-1)[original].item<int64_t>());
+    }
+  }
+  CHECK(masked_rows(whole, 4, 4).labels.size(0) == 0);
+}
+
 TEST_CASE("a tiny encoder learns a corpus with deterministic structure", "[pretrain]") {
   const test::TempDir dir;
   write_cyclic_corpus(dir.path() / "corpus.txt", 120);

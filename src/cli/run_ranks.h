@@ -1,0 +1,41 @@
+#pragma once
+// What the commands that train a run (train, pretrain) share to run it as
+// one process or as data-parallel ranks: their arguments, each rank's thread
+// count and communicator settings, and --nproc's local ranks.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/experiment_config.h"
+#include "dist/communicator.h"
+#include "dist/launch_env.h"
+
+namespace mtbert::cli {
+
+struct RunArgs {
+  std::vector<std::string> positional;  // CONFIG.yaml and key=value overrides
+  std::string out;
+  std::vector<std::string> overlays;
+  std::string resume;
+  int threads = -1;  // -1: the config's
+  int nproc = 0;     // > 0: launch this many local ranks
+  bool no_progress = false;
+  std::string command;
+};
+
+// Sets and returns the intra-op threads: --threads, else the config's; a rank
+// of a launcher with the config's 0 (one per core) gets its share of the
+// cores instead.
+int rank_thread_count(const RunArgs& args, int64_t config_threads, const LaunchEnv& env);
+
+// The config's `distributed:` section for the device the run trains on.
+CommunicatorOptions communicator_options(const DistributedSection& distributed, DeviceChoice device);
+
+// --nproc N: the ranks as child processes, each `mtbert <subcommand>` with
+// the run's arguments but --nproc; a signal is passed on to every rank. A
+// failed rank is a DistributedError naming it; otherwise the exit code is
+// the ranks'. The caller checks the config first, so that a mistake in it is
+// one line rather than one per rank.
+void launch_local_ranks(const std::string& subcommand, const RunArgs& args, int64_t timeout_seconds);
+
+}  // namespace mtbert::cli
