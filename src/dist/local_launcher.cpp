@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "core/scoped_signal_handler.h"
 #include "core/user_error.h"
 
 extern char** environ;
@@ -28,27 +29,10 @@ std::atomic<int> g_signal{0};
 
 extern "C" void on_launcher_signal(int signal) { g_signal.store(signal); }
 
-// Catches SIGINT and SIGTERM while the ranks run, restoring the previous
-// handlers afterwards.
-class SignalCatcher {
- public:
-  SignalCatcher() {
-    g_signal.store(0);
-    struct sigaction action {};
-    action.sa_handler = on_launcher_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~SignalCatcher() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
+// Forgets the signals a previous run saw, before the handler is installed.
+void reset_signal_state() {
+  g_signal.store(0);
+}
 
 // This process's environment without the variables the launcher sets.
 std::vector<std::string> child_environment(int rank, int nproc, int port) {
@@ -122,7 +106,8 @@ int free_local_port() {
 LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const std::vector<std::string>& args,
                                   int nproc, std::chrono::seconds grace) {
   if (nproc < 1) throw UserError(fmt::format("--nproc must be at least 1, got {}", nproc));
-  const SignalCatcher catcher;
+  reset_signal_state();
+  const ScopedSignalHandler catcher(on_launcher_signal);
   const int port = free_local_port();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) pids.push_back(spawn_rank(executable, args, child_environment(rank, nproc, port)));

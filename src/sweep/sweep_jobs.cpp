@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/scoped_signal_handler.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 
@@ -35,28 +36,11 @@ extern "C" void on_sweep_signal(int signal) {
   g_signals.fetch_add(1);
 }
 
-// Catches SIGINT and SIGTERM for its lifetime, restoring the previous
-// handlers afterwards.
-class SignalCatcher {
- public:
-  SignalCatcher() {
-    g_signals.store(0);
-    g_last_signal.store(0);
-    struct sigaction action {};
-    action.sa_handler = on_sweep_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~SignalCatcher() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
+// Forgets the signals a previous run saw, before the handler is installed.
+void reset_signal_state() {
+  g_signals.store(0);
+  g_last_signal.store(0);
+}
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -130,7 +114,8 @@ pid_t spawn(const fs::path& executable, const SweepJob& job, std::string& error)
 int run_sweep_jobs(const fs::path& executable, const std::vector<SweepJob>& jobs, int parallel,
                    const SweepJobHooks& hooks) {
   if (parallel < 1) throw UserError(fmt::format("--jobs must be at least 1, got {}", parallel));
-  const SignalCatcher catcher;
+  reset_signal_state();
+  const ScopedSignalHandler catcher(on_sweep_signal);
   std::vector<Running> running;
   size_t next = 0;
   int forwarded = 0;
