@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "core/child_process.h"
 #include "core/scoped_signal_handler.h"
 #include "core/user_error.h"
 
@@ -55,26 +56,11 @@ std::vector<std::string> child_environment(int rank, int nproc, int port) {
 
 pid_t spawn_rank(const std::filesystem::path& executable, const std::vector<std::string>& args,
                  std::vector<std::string> env) {
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> argv{const_cast<char*>(executable.c_str())};
-  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
   std::vector<char*> envp;
   for (auto& entry : env) envp.push_back(entry.data());
   envp.push_back(nullptr);
   pid_t pid = -1;
-  const int status = posix_spawn(&pid, executable.c_str(), nullptr, &attributes, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attributes);
+  const int status = spawn_child(pid, executable, args, envp.data());
   if (status != 0) throw UserError(fmt::format("cannot start {}: {}", executable.string(), std::strerror(status)));
   return pid;
 }

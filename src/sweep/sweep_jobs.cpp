@@ -16,11 +16,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/child_process.h"
 #include "core/scoped_signal_handler.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
-
-extern char** environ;
 
 namespace mtbert {
 
@@ -82,25 +81,10 @@ pid_t spawn(const fs::path& executable, const SweepJob& job, std::string& error)
   posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&files, log, 1);
   posix_spawn_file_actions_adddup2(&files, log, 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  std::vector<char*> argv{const_cast<char*>(executable.c_str())};
-  for (const auto& arg : job.args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
   pid_t pid = -1;
-  const int status = posix_spawn(&pid, executable.c_str(), &files, &attributes, argv.data(), environ);
+  const int status = spawn_child(pid, executable, job.args, nullptr, &files);
   posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attributes);
   ::close(log);
   if (status != 0) {
     error = fmt::format("cannot start {}: {}", executable.string(), std::strerror(status));
