@@ -1,14 +1,18 @@
 #pragma once
-// The feed-forward activations HuggingFace configs name in `hidden_act`.
+// The feed-forward activations HuggingFace configs name in `hidden_act`,
+// applied to a Linear layer's output.
 #include <string>
 
+#include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
 namespace mtbert {
 
-// "gelu" is the exact erf form (HF's default for BERT); "gelu_new" and
-// "gelu_pytorch_tanh" the tanh approximation; "relu". ModelConfig::validate
-// rejects other names before a model is built.
-torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name);
+// activation(dense(x)). "gelu" is the exact erf form (HF's default for BERT);
+// "gelu_new" and "gelu_pytorch_tanh" the tanh approximation; "relu".
+// ModelConfig::validate rejects other names before a model is built. For the
+// GELUs the GEMM runs without its bias and ops::bias_gelu adds the bias and
+// applies GELU in one pass (forward and backward).
+torch::Tensor dense_activation(torch::nn::Linear& dense, const torch::Tensor& x, const std::string& name);
 
 }  // namespace mtbert

@@ -10,7 +10,7 @@ BertIntermediateImpl::BertIntermediateImpl(const ModelConfig& c) : activation_(c
   dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
 }
 
-torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) { return apply_activation(dense(x), activation_); }
+torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) { return dense_activation(dense, x, activation_); }
 
 BertLayerImpl::BertLayerImpl(const ModelConfig& c, int64_t index) : index_(index) {
   attention = register_module("attention", BertAttention(c));

@@ -17,7 +17,7 @@ MlmPredictionsImpl::MlmPredictionsImpl(const ModelConfig& c) : activation_(c.hid
 }
 
 torch::Tensor MlmPredictionsImpl::forward(const torch::Tensor& hidden, const torch::Tensor& word_embeddings) {
-  auto x = LayerNorm(apply_activation(dense(hidden), activation_));
+  auto x = LayerNorm(dense_activation(dense, hidden, activation_));
   return torch::nn::functional::linear(x, word_embeddings, bias);
 }
 
