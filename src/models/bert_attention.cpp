@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "ops/add_layer_norm.h"
+
 namespace mtbert {
 
 BertSelfAttentionImpl::BertSelfAttentionImpl(const ModelConfig& c)
@@ -56,9 +58,14 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const ModelC
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual,
                                               const torch::Tensor& extra) {
-  auto y = dropout(dense(x)) + residual;
+  // The residual sum and LayerNorm in one pass (ops/add_layer_norm.h); with
+  // dropout inactive (evaluation) the dense layer's bias joins that pass too.
+  const auto& norm = LayerNorm->options;
+  const bool dropping = is_training() && dropout->p() > 0;
+  auto y = dropping ? dropout(dense(x)) : torch::matmul(x, dense->weight.t());
   if (extra.defined()) y = y + extra;
-  return LayerNorm(y);
+  return ops::add_layer_norm(y, dropping ? torch::Tensor() : dense->bias, residual, LayerNorm->weight,
+                             LayerNorm->bias, norm.eps());
 }
 
 BertAttentionImpl::BertAttentionImpl(const ModelConfig& c) {
