@@ -10,6 +10,7 @@
 #include "ops/add_layer_norm.h"
 #include "support/gradcheck.h"
 #include "support/test_support.h"
+#include "support/thread_count.h"
 
 using mtbert::ops::add_layer_norm;
 
@@ -41,11 +42,6 @@ Inputs to_double(const Inputs& in) {
   auto d = [](const torch::Tensor& t) { return t.defined() ? t.detach().to(torch::kDouble) : t; };
   return {d(in.x), d(in.bias), d(in.residual), d(in.gamma), d(in.beta)};
 }
-
-struct ThreadCount {
-  int saved = at::get_num_threads();
-  ~ThreadCount() { at::set_num_threads(saved); }
-};
 
 }  // namespace
 
@@ -110,7 +106,7 @@ TEST_CASE("add_layer_norm passes gradcheck in double", "[ops][layer_norm][gradch
 }
 
 TEST_CASE("add_layer_norm's per-feature gradients do not depend on the thread count", "[ops][layer_norm]") {
-  ThreadCount restore;
+  mtbert::test::RestoreThreadCount restore;
   torch::manual_seed(14);
   auto in = make_inputs(400, 64, torch::kFloat, true);
   for (auto* t : {&in.gamma, &in.beta, &in.bias}) t->requires_grad_(true);

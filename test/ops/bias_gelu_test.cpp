@@ -12,6 +12,7 @@
 #include "ops/bias_gelu.h"
 #include "support/gradcheck.h"
 #include "support/test_support.h"
+#include "support/thread_count.h"
 
 using mtbert::ops::bias_gelu;
 using mtbert::ops::GeluForm;
@@ -30,11 +31,6 @@ torch::Tensor wide_inputs(torch::Dtype dtype) {
   x.view({-1})[402] = 20;
   return x;
 }
-
-struct ThreadCount {
-  int saved = at::get_num_threads();
-  ~ThreadCount() { at::set_num_threads(saved); }
-};
 
 }  // namespace
 
@@ -90,7 +86,7 @@ TEST_CASE("bias_gelu passes gradcheck in double", "[ops][gelu][gradcheck]") {
 }
 
 TEST_CASE("bias_gelu's bias gradient does not depend on the thread count", "[ops][gelu]") {
-  ThreadCount restore;
+  mtbert::test::RestoreThreadCount restore;
   torch::manual_seed(6);
   auto x = torch::randn({300, 64}, torch::requires_grad());
   auto bias = torch::randn({64}, torch::requires_grad());

@@ -11,6 +11,7 @@
 
 #include "ops/fused_dropout.h"
 #include "support/test_support.h"
+#include "support/thread_count.h"
 
 using mtbert::ops::fused_dropout;
 
@@ -18,12 +19,6 @@ namespace {
 
 // Kept fraction of `out`'s elements (the inputs are never exactly zero).
 double kept_fraction(const torch::Tensor& out) { return (out != 0).to(torch::kDouble).mean().item<double>(); }
-
-// Restores the intra-op thread count a test changes.
-struct ThreadCount {
-  int saved = at::get_num_threads();
-  ~ThreadCount() { at::set_num_threads(saved); }
-};
 
 }  // namespace
 
@@ -58,7 +53,7 @@ TEST_CASE("fused_dropout keeps 1 - p of the elements, scaled as LibTorch scales 
 }
 
 TEST_CASE("fused_dropout masks follow manual_seed, not the thread count", "[ops][dropout]") {
-  ThreadCount restore;
+  mtbert::test::RestoreThreadCount restore;
   auto x = torch::rand({300, 1001}) + 0.5;  // an odd count: the last random word is half used
   at::set_num_threads(2);
   torch::manual_seed(7);
