@@ -2,8 +2,12 @@
 # Pretrains the two small encoders of experiments/pretrain/ (BERT-style and
 # its DeBERTa-style twin, the same token budget), then fine-tunes the
 # quickstart's three tasks on the full ../shared/data sets from a random
-# encoder of the same shape and from each pretrained one, and prints the
-# held-out MLM figures and the dev scores side by side.
+# encoder of the same shape and from each pretrained one
+# (experiments/pretrain/finetune_small.yaml), and prints the held-out MLM
+# figures and the dev scores side by side, draws the pretraining curves
+# (OUT/pretraining-curves.png) and prints fill-mask examples of both encoders.
+# On this project's 2-core VM: about 40 and 65 minutes of pretraining, then
+# three fine-tunes of about 7 minutes each.
 #
 #   scripts/pretrain_small.sh [OUT]        (default OUT: runs/pretrain-small)
 #
@@ -37,7 +41,7 @@ for encoder in bert_small deberta_small; do
 done
 
 # Fine-tuning (experiments/pretrain/finetune_small.yaml): the quickstart's
-# tasks and budget on the full data sets, from a random encoder of the small
+# tasks and schedule on the full data sets, from a random encoder of the small
 # shape (with bert-base-uncased's vocabulary) and from each pretrained one.
 data="${MTBERT_DATA:-../shared/data}"
 run train finetune-random experiments/pretrain/finetune_small.yaml \
@@ -63,3 +67,13 @@ for name in ("random", "bert_small", "deberta_small"):
     print(f"| {name} | {dev['sst']['value']:.3f} | {dev['para']['value']:.3f} | {dev['sts']['value']:.3f} "
           f"| {best['overall']:.3f} |")
 PY
+
+"${MTBERT_PYTHON:-/usr/bin/python3}" scripts/plot_pretraining.py "$out/bert_small" "$out/deberta_small" \
+  --out "$out/pretraining-curves.png"
+for encoder in bert_small deberta_small; do
+  for text in "the capital of france is [MASK] ." "she [MASK] the door and walked in ." \
+              "the film was [MASK] and the audience loved it ." "he went to the [MASK] to buy some bread ."; do
+    echo "$encoder: $text"
+    "$mtbert" fill-mask --model "$out/$encoder/model" --text "$text" --top-k 5
+  done
+done
