@@ -39,14 +39,13 @@ Canonical names (scripts/mtbert_py/hf_checkpoint.py):
             false (HF does not use it either).
 User mistakes print one line `convert_hf_checkpoint: error: ...` and exit with code 2.
 """
-import argparse
 import sys
 from pathlib import Path
 
 import torch
 
-from mtbert_py.common import (UserError, check_writable_target, one_line, read_json, write_folder_atomically,
-                              write_json)
+from mtbert_py.common import (ArgumentParser, UserError, check_writable_target, read_json, run_main,
+                              write_folder_atomically, write_json)
 from mtbert_py.hf_checkpoint import (architecture_for, check_tensors, find_tokenizer, load_hf_weights, map_names,
                                      with_defaults)
 from mtbert_py.safetensors_io import write_safetensors
@@ -57,14 +56,8 @@ MTBERT_FORMAT = 1
 CONVERTER_VERSION = "1"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # argparse would print the usage too; the promise is one line and exit code 2.
-        raise UserError(message)
-
-
 def parse_args(argv):
-    parser = _Parser(prog=PROG, description="Convert a HuggingFace checkpoint folder "
+    parser = ArgumentParser(prog=PROG, description="Convert a HuggingFace checkpoint folder "
                                             "into an mtbert model folder.")
     parser.add_argument("--hf", required=True, type=Path, metavar="HF_DIR", help="HuggingFace model folder")
     parser.add_argument("--out", required=True, type=Path, metavar="MODEL_DIR", help="model folder to write")
@@ -171,12 +164,7 @@ def _print_summary(source, mapping, tensors, architecture, config, groups, defau
 
 
 def main(argv=None):
-    try:
-        convert(parse_args(argv))
-    except UserError as e:
-        print(f"{PROG}: error: {one_line(e)}", file=sys.stderr)
-        return 2
-    return 0
+    return run_main(PROG, lambda: convert(parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -15,25 +15,18 @@ The PNG is written under a temporary name and renamed into place. A folder
 that is not a pretraining run, or a malformed metrics.jsonl, is one line on
 stderr, `plot_pretraining: error: ...`, naming the file, and exit code 2.
 """
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from mtbert_py.common import UserError, one_line
+from mtbert_py.common import ArgumentParser, UserError, one_line, read_json, run_main
 from mtbert_py.figures import plain, plt, save_png
 
 PROG = "plot_pretraining"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # argparse would print the usage too; the promise is one line and exit code 2.
-        raise UserError(message)
-
-
 def parse_args(argv):
-    parser = _Parser(prog=PROG, description="Curves of mtbert pretraining runs.")
+    parser = ArgumentParser(prog=PROG, description="Curves of mtbert pretraining runs.")
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="the PNG (default: the first run's figures/pretraining-curves.png)")
     return parser.parse_args(argv)
@@ -85,10 +78,7 @@ class PretrainingRun:
         summary_path = self.root / "summary.json"
         summary = {}
         if summary_path.exists():
-            try:
-                summary = json.loads(summary_path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise UserError(f"cannot read {summary_path}: {one_line(e)}") from None
+            summary = read_json(summary_path)
             if not isinstance(summary, dict):
                 raise UserError(f"{summary_path}: not a JSON object")
             if summary.get("kind", "pretrain") != "pretrain":
@@ -129,16 +119,15 @@ def plot_pretraining_curves(runs):
     return fig
 
 
+def draw(argv):
+    args = parse_args(argv)
+    runs = [PretrainingRun(path) for path in args.runs]
+    out = args.out if args.out is not None else runs[0].root / "figures" / "pretraining-curves.png"
+    print(f"pretraining curves: {save_png(plot_pretraining_curves(runs), out)}")
+
+
 def main(argv=None):
-    try:
-        args = parse_args(argv)
-        runs = [PretrainingRun(path) for path in args.runs]
-        out = args.out if args.out is not None else runs[0].root / "figures" / "pretraining-curves.png"
-        print(f"pretraining curves: {save_png(plot_pretraining_curves(runs), out)}")
-    except UserError as e:
-        print(f"{PROG}: error: {one_line(e)}", file=sys.stderr)
-        return 2
-    return 0
+    return run_main(PROG, lambda: draw(argv))
 
 
 if __name__ == "__main__":

@@ -30,11 +30,10 @@ written or skipped figure is one line on stdout. A malformed run folder or
 input file is one line on stderr, `plot_run: error: ...`, naming the file, and
 exit code 2.
 """
-import argparse
 import sys
 from pathlib import Path
 
-from mtbert_py.common import UserError, one_line
+from mtbert_py.common import ArgumentParser, UserError, run_main
 from mtbert_py.figures import (default_grids, parse_grid, plot_attention_grid, plot_class_histogram, plot_confusion,
                                plot_curves_comparison, plot_score_histogram, plot_training_curves, save_png)
 from mtbert_py.run_files import RunFolder, load_dev_outcome, read_attention_maps
@@ -51,14 +50,8 @@ DEV_FIGURES = {
 REPORT_TASKS = {"sst": "SST histogram", "para": "paraphrase confusion matrix", "sts": "STS histogram"}
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # argparse would print the usage too; the promise is one line and exit code 2.
-        raise UserError(message)
-
-
 def parse_args(argv):
-    parser = _Parser(prog=PROG, description="Draw the figures of mtbert training runs as PNG files.")
+    parser = ArgumentParser(prog=PROG, description="Draw the figures of mtbert training runs as PNG files.")
     parser.add_argument("runs", nargs="*", type=Path, metavar="RUN_DIR",
                         help="run folder(s); several: their curves overlaid")
     parser.add_argument("--out", type=Path, metavar="DIR",
@@ -120,34 +113,33 @@ def draw_run(run, figures):
             figures.write(plot(outcome, run.name), f"{task.name}-{suffix}.png")
 
 
+def draw(argv):
+    args = parse_args(argv)
+    # Inputs are read and checked before the first figure is written.
+    runs = [RunFolder(path) for path in args.runs]
+    attention = [read_attention_maps(path) for path in args.attention]
+    names = [maps.path.with_suffix("").name if maps.path.suffix == ".pt" else maps.path.name
+             for maps in attention]
+    if len(set(names)) != len(names):
+        raise UserError(f"two --attention files share a name ({', '.join(names)}); their figures would collide")
+    grids = [[parse_grid(spec, maps) for spec in args.grid] or default_grids(maps) for maps in attention]
+    figures = Figures(args.out if args.out is not None else runs[0].root / "figures")
+    if len(runs) == 1:
+        draw_run(runs[0], figures)
+    elif runs:
+        if any(run.metrics for run in runs):
+            figures.write(plot_curves_comparison(runs, unique_labels(runs)), "curves-comparison.png")
+        else:
+            figures.skip("curves comparison", "none of the runs has metrics.jsonl rows yet")
+    for maps, name, maps_grids in zip(attention, names, grids):
+        for grid in maps_grids:
+            # att.pt gives attention-att-..., attention.pt gives attention-... (not attention-attention-...).
+            stem = name if name.startswith("attention") else f"attention-{name}"
+            figures.write(plot_attention_grid(maps, grid), f"{stem}-{grid.tag}.png")
+
+
 def main(argv=None):
-    try:
-        args = parse_args(argv)
-        # Inputs are read and checked before the first figure is written.
-        runs = [RunFolder(path) for path in args.runs]
-        attention = [read_attention_maps(path) for path in args.attention]
-        names = [maps.path.with_suffix("").name if maps.path.suffix == ".pt" else maps.path.name
-                 for maps in attention]
-        if len(set(names)) != len(names):
-            raise UserError(f"two --attention files share a name ({', '.join(names)}); their figures would collide")
-        grids = [[parse_grid(spec, maps) for spec in args.grid] or default_grids(maps) for maps in attention]
-        figures = Figures(args.out if args.out is not None else runs[0].root / "figures")
-        if len(runs) == 1:
-            draw_run(runs[0], figures)
-        elif runs:
-            if any(run.metrics for run in runs):
-                figures.write(plot_curves_comparison(runs, unique_labels(runs)), "curves-comparison.png")
-            else:
-                figures.skip("curves comparison", "none of the runs has metrics.jsonl rows yet")
-        for maps, name, maps_grids in zip(attention, names, grids):
-            for grid in maps_grids:
-                # att.pt gives attention-att-..., attention.pt gives attention-... (not attention-attention-...).
-                stem = name if name.startswith("attention") else f"attention-{name}"
-                figures.write(plot_attention_grid(maps, grid), f"{stem}-{grid.tag}.png")
-    except UserError as e:
-        print(f"{PROG}: error: {one_line(e)}", file=sys.stderr)
-        return 2
-    return 0
+    return run_main(PROG, lambda: draw(argv))
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ files, configs). Scripts catch it at the top, print a single
 `<script>: error: ...` line and exit with code 2; any other exception is a bug
 and keeps its traceback.
 """
+import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,25 @@ def one_line(text):
     """Collapses whitespace so that a message (ours or one quoted from torch/json)
     stays on the single line the scripts promise."""
     return " ".join(str(text).split())
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors are UserErrors: argparse would print the usage
+    too, and the scripts promise one line and exit code 2."""
+
+    def error(self, message):
+        raise UserError(message)
+
+
+def run_main(prog, body):
+    """Runs body(); a UserError becomes the line `<prog>: error: ...` on
+    stderr and exit code 2. Returns the exit code."""
+    try:
+        body()
+    except UserError as e:
+        print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+        return 2
+    return 0
 
 
 # --- JSON files --------------------------------------------------------------
