@@ -1,21 +1,16 @@
 #include "ops/add_layer_norm.h"
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <cmath>
 #include <vector>
 
 #include "core/vector_clones.h"
+#include "ops/row_blocks.h"
 
 namespace mtbert::ops {
 
 namespace {
-
-// Rows per block of the backward pass (per-feature sums per block, blocks
-// added in order), and elements per task of at::parallel_for.
-constexpr int64_t kBlockRows = 32;
-constexpr int64_t kGrainElements = 32768;
 
 // ---- one row ---------------------------------------------------------------
 // The loops are written for GCC to vectorize (AVX2 / AVX-512 clones for
@@ -171,49 +166,32 @@ void input_gradient(const float* grad, const float* z, const float* gamma, float
 template <typename T>
 void forward_kernel(const T* x, const T* bias, const T* residual, const T* gamma, const T* beta, T* z, T* y, T* mean,
                     T* rstd, int64_t rows, int64_t width, double eps) {
-  at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / width), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t offset = r * width;
-      const T m = add_row(x + offset, bias, residual + offset, z + offset, width) / static_cast<T>(width);
-      const T variance = squared_deviation(z + offset, m, width) / static_cast<T>(width);
-      const T s = static_cast<T>(1.0 / std::sqrt(static_cast<double>(variance) + eps));
-      normalize_row(z + offset, gamma, beta, y + offset, m, s, width);
-      mean[r] = m;
-      rstd[r] = s;
-    }
+  for_each_row(rows, width, [&](int64_t r) {
+    const int64_t offset = r * width;
+    const T m = add_row(x + offset, bias, residual + offset, z + offset, width) / static_cast<T>(width);
+    const T variance = squared_deviation(z + offset, m, width) / static_cast<T>(width);
+    const T s = static_cast<T>(1.0 / std::sqrt(static_cast<double>(variance) + eps));
+    normalize_row(z + offset, gamma, beta, y + offset, m, s, width);
+    mean[r] = m;
+    rstd[r] = s;
   });
 }
 
-// Per-feature sums of every block: [blocks][parts][width], parts = gamma,
-// beta (and bias), added up in block order into `out[part]`.
+// The gradient of the sum, row by row, and the per-feature sums of gamma's,
+// beta's (and the bias's) gradients.
 template <typename T>
 void backward_kernel(const T* grad, const T* z, const T* gamma, const T* mean, const T* rstd, T* grad_z,
                      T* grad_gamma, T* grad_beta, T* grad_bias, int64_t rows, int64_t width) {
-  const int64_t parts = grad_bias != nullptr ? 3 : 2;
-  const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
-  std::vector<T> partial(static_cast<size_t>(blocks * parts * width), T(0));
-  const int64_t grain_blocks = std::max<int64_t>(1, kGrainElements / (kBlockRows * width));
-  at::parallel_for(0, blocks, grain_blocks, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
-      T* sums = partial.data() + b * parts * width;
-      for (int64_t r = b * kBlockRows; r < std::min(rows, (b + 1) * kBlockRows); ++r) {
-        const int64_t offset = r * width;
-        const auto [h, h_xhat] = backward_sums(grad + offset, z + offset, gamma, mean[r], rstd[r], sums, sums + width,
-                                               width);
-        input_gradient(grad + offset, z + offset, gamma, mean[r], rstd[r], h / static_cast<T>(width),
-                       h_xhat / static_cast<T>(width), grad_z + offset, parts == 3 ? sums + 2 * width : nullptr,
-                       width);
-      }
-    }
+  std::vector<T*> outs = {grad_gamma, grad_beta};
+  if (grad_bias != nullptr) outs.push_back(grad_bias);
+  for_each_row_summing<T>(rows, width, outs, [&](int64_t r, T* sums) {
+    const int64_t offset = r * width;
+    const auto [h, h_xhat] = backward_sums(grad + offset, z + offset, gamma, mean[r], rstd[r], sums, sums + width,
+                                           width);
+    input_gradient(grad + offset, z + offset, gamma, mean[r], rstd[r], h / static_cast<T>(width),
+                   h_xhat / static_cast<T>(width), grad_z + offset, grad_bias != nullptr ? sums + 2 * width : nullptr,
+                   width);
   });
-  T* outs[3] = {grad_gamma, grad_beta, grad_bias};
-  for (int64_t p = 0; p < parts; ++p) {
-    for (int64_t j = 0; j < width; ++j) outs[p][j] = 0;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const T* sums = partial.data() + (b * parts + p) * width;
-      for (int64_t j = 0; j < width; ++j) outs[p][j] += sums[j];
-    }
-  }
 }
 
 at::Tensor plain_add_layer_norm(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& residual,

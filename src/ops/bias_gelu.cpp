@@ -1,13 +1,12 @@
 #include "ops/bias_gelu.h"
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "core/vector_clones.h"
+#include "ops/row_blocks.h"
 
 namespace mtbert::ops {
 
@@ -17,12 +16,6 @@ constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kTanhCubic = 0.044715;
-
-// Rows per block of the backward pass: the bias gradient is summed per block
-// and the blocks are added in order, so it does not depend on the thread count.
-constexpr int64_t kBlockRows = 32;
-// Elements per task of at::parallel_for (fewer: one thread).
-constexpr int64_t kGrainElements = 32768;
 
 // ---- float: polynomials GCC vectorizes -------------------------------------
 
@@ -167,31 +160,15 @@ void backward_row(const float* grad, const float* x, const float* bias, float* g
 
 template <typename scalar_t>
 void forward_kernel(const scalar_t* x, const scalar_t* bias, scalar_t* y, int64_t rows, int64_t width, GeluForm form) {
-  const int64_t grain_rows = std::max<int64_t>(1, kGrainElements / width);
-  at::parallel_for(0, rows, grain_rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) forward_row(x + r * width, bias, y + r * width, width, form);
-  });
+  for_each_row(rows, width, [&](int64_t r) { forward_row(x + r * width, bias, y + r * width, width, form); });
 }
 
 template <typename scalar_t>
 void backward_kernel(const scalar_t* grad, const scalar_t* x, const scalar_t* bias, scalar_t* grad_x,
                      scalar_t* grad_bias, int64_t rows, int64_t width, GeluForm form) {
-  const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
-  std::vector<scalar_t> partial(static_cast<size_t>(blocks * width), scalar_t(0));
-  const int64_t grain_blocks = std::max<int64_t>(1, kGrainElements / (kBlockRows * width));
-  at::parallel_for(0, blocks, grain_blocks, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
-      scalar_t* sums = partial.data() + b * width;
-      for (int64_t r = b * kBlockRows; r < std::min(rows, (b + 1) * kBlockRows); ++r) {
-        backward_row(grad + r * width, x + r * width, bias, grad_x + r * width, sums, width, form);
-      }
-    }
+  for_each_row_summing<scalar_t>(rows, width, {grad_bias}, [&](int64_t r, scalar_t* sums) {
+    backward_row(grad + r * width, x + r * width, bias, grad_x + r * width, sums, width, form);
   });
-  for (int64_t j = 0; j < width; ++j) grad_bias[j] = 0;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const scalar_t* sums = partial.data() + b * width;
-    for (int64_t j = 0; j < width; ++j) grad_bias[j] += sums[j];
-  }
 }
 
 // The same function in LibTorch's operators: the fallback, and backward when

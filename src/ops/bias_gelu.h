@@ -6,16 +6,16 @@
 // backward is a gelu_backward pass and a column sum for the bias gradient.
 // Here the GEMM's output x goes straight into one kernel that adds the bias
 // and applies GELU, and backward produces the input gradient and the bias
-// gradient in one pass (per-thread column sums, added up at the end).
+// gradient in one pass (column sums per block of rows, added in block order:
+// ops/row_blocks.h).
 //
 // float runs vectorized (AVX2 / AVX-512 clones) with erf and exp written as
 // polynomials the compiler can vectorize: erf by Abramowitz & Stegun 7.1.26
 // (absolute error <= 1.5e-7, the approximation ATen's own vectorized GELU
-// uses), exp by Cody-Waite range reduction and a degree-6 polynomial. double
-// uses std::erf / std::exp (gradcheck). Anything else (bf16, half, CUDA, a
-// last dimension that is not contiguous, a graph of the gradient being
-// built) takes LibTorch's operators, so results never depend on the path
-// beyond rounding.
+// uses), exp by Cody-Waite range reduction and a degree-7 polynomial. double
+// uses std::erfc / std::exp (gradcheck). Anything else (bf16, half, CUDA, a
+// graph of the gradient being built) takes LibTorch's operators, so results
+// never depend on the path beyond rounding.
 #include <ATen/core/Tensor.h>
 
 namespace mtbert::ops {
