@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 struct ReportArgs {
   std::string table;
   std::string runs;
+  std::string sweep;
   std::string format = "md";
   std::string output;
   std::string against;
@@ -34,7 +35,7 @@ struct ReportArgs {
 void run_report(const ReportArgs& args) {
   const ReportFormat format = report_format_from_name(args.format);
   const ReportTable table = load_report_table(args.table);
-  const SweepSpec sweep = load_sweep(table.sweep);
+  const SweepSpec sweep = load_sweep(args.sweep.empty() ? table.sweep : fs::path(args.sweep));
   const fs::path root = args.runs.empty() ? fs::path(sweep.output_root) : fs::path(args.runs);
   ReportResult result = collect_report(table, sweep, root);
   const std::string against = args.against.empty() ? table.against : args.against;
@@ -65,6 +66,9 @@ void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand("report", "A paper's table with its numbers beside ours, from a sweep's runs");
   cmd->add_option("table", args->table, "TABLE.yaml (experiments/tables/)")->required();
+  cmd->add_option("--sweep", args->sweep,
+                  "The sweep whose runs fill the table (default: the table's sweep:), e.g. the same rows with more "
+                  "seeds: experiments/sweeps/small/");
   cmd->add_option("--runs", args->runs, "Folder of the run folders (default: the sweep's output_root)");
   cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
       ->check(CLI::IsMember({"md", "csv", "latex"}));

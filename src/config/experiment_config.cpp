@@ -119,6 +119,8 @@ void check_model_section(ConfigReader r, const ModelSection& m) {
   r.section("pals").check(m.pals.rank % m.pals.heads == 0, "heads",
                           fmt::format("rank {} must be a multiple of heads {} (each head gets rank / heads features)",
                                       m.pals.rank, m.pals.heads));
+  r.check(!m.add_pooler || !m.pretrained.empty(), "add_pooler",
+          "a random encoder has its pooler already: add_pooler is for a pretrained checkpoint without one");
   ConfigReader tr = r.section("tokenizer");
   const TokenizerConfig& t = m.tokenizer;
   tr.check(t.kind != TokenizerKind::automatic || !m.pretrained.empty(), "kind",

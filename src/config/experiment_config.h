@@ -80,6 +80,11 @@ struct ModelSection {
   // need no change here; ModelConfig validates them.
   nlohmann::json config = nlohmann::json::object();
   bool freeze_encoder = false;
+  // A fresh pooler (HuggingFace's initialization) for a pretrained checkpoint
+  // that has none (mtbert pretrain trains no next-sentence task, so its
+  // encoders carry no pooler), for heads with pooling: pooler. Being new, it
+  // trains with the heads, also under freeze_encoder.
+  bool add_pooler = false;
   PalConfig pals;  // Projected Attention Layers (models/pal_config.h)
   TokenizerConfig tokenizer;
 };
@@ -242,6 +247,7 @@ void describe(V& v, ModelSection& m) {
   v.key("pretrained", m.pretrained);
   v.key("config", m.config);
   v.key("freeze_encoder", m.freeze_encoder);
+  v.key("add_pooler", m.add_pooler);
   v.section("pals", m.pals);
   v.section("tokenizer", m.tokenizer);
 }

@@ -12,6 +12,11 @@ namespace mtbert {
 namespace {
 
 constexpr const char* kSmokeTag = "smoke";
+constexpr const char* kSmallTag = "small";
+
+bool has_tag(const ReportResult& r, const char* tag) {
+  return std::find(r.tags.begin(), r.tags.end(), tag) != r.tags.end();
+}
 
 bool any_test_row(const ReportResult& r) {
   return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRowResult& row) { return row.row->split == "test"; });
@@ -132,6 +137,10 @@ std::string markdown(const ReportResult& r) {
     s += "> **SMOKE RUNS, NOT THE PAPERS' SETTING.** These runs are tagged `smoke`: a tiny model trained for a few\n"
          "> steps on small subsets of the data, to prove that the pipeline runs end to end. Their numbers say\n"
          "> nothing about the methods; do not compare them with the paper's.\n\n";
+  else if (has_tag(r, kSmallTag))
+    s += "> **Small-scale runs, not the papers' setting.** These runs are tagged `small` (experiments/small.yaml):\n"
+         "> a 4-layer, 256-wide encoder pretrained on about 4.5M tokens, fine-tuned on shares of the training sets.\n"
+         "> They test whether a method moves the scores the way its report says; their levels are not the paper's.\n\n";
   s += ours_description(r, md_code) + ".\n";
   s += "Per column: the paper's number, ours (mean ± sample standard deviation over the n finished runs) and ours\n"
        "minus the paper's.";
@@ -278,6 +287,7 @@ std::string latex(const ReportResult& r) {
   const size_t first = split_column ? 4 : 3;  // the first column of numbers (1-based)
   std::string s = fmt::format("% {} (mtbert report). Needs \\usepackage{{booktabs}}.\n", r.table->title);
   if (smoke) s += "% SMOKE RUNS, NOT THE PAPERS' SETTING: these numbers prove the pipeline, not the methods.\n";
+  else if (has_tag(r, kSmallTag)) s += "% Small-scale runs (experiments/small.yaml), not the papers' setting.\n";
   s += "\\begin{table}[ht]\n  \\centering\n  \\small\n";
   std::string spec = split_column ? "llr" : "lr";
   for (size_t i = 0; i < r.table->columns.size(); ++i) spec += "rrr";
@@ -308,6 +318,8 @@ std::string latex(const ReportResult& r) {
   std::string caption = tex_escape(r.table->title) + ". " + ours_description(r, tex_code) +
                         ". Ours is the mean $\\pm$ sample standard deviation over the $n$ finished runs.";
   if (smoke) caption = "\\textbf{Smoke runs, not the papers' setting: the numbers prove the pipeline only.} " + caption;
+  else if (has_tag(r, kSmallTag))
+    caption = "\\textbf{Small-scale runs (a 4-layer, 256-wide pretrained encoder), not the papers' setting.} " + caption;
   std::vector<std::string> notes;
   for (const auto& row : r.rows)
     if (const std::string note = unfinished_note(row); !note.empty())
@@ -342,9 +354,7 @@ ReportFormat report_format_from_name(const std::string& name) {
   throw UserError(fmt::format("--format: \"{}\" is not one of md, csv, latex", name));
 }
 
-bool report_has_smoke_runs(const ReportResult& result) {
-  return std::find(result.tags.begin(), result.tags.end(), kSmokeTag) != result.tags.end();
-}
+bool report_has_smoke_runs(const ReportResult& result) { return has_tag(result, kSmokeTag); }
 
 std::string format_report(const ReportResult& result, ReportFormat format) {
   switch (format) {

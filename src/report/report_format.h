@@ -6,7 +6,8 @@
 // paper's; ours is "mean ± std" (sample standard deviation) when several runs
 // (seeds) finished, and rows with missing or unfinished runs say which.
 // Runs tagged `smoke` get a banner (Markdown, LaTeX) or a tags column (CSV):
-// their numbers prove the pipeline, not the papers' results.
+// their numbers prove the pipeline, not the papers' results; runs tagged
+// `small` (experiments/small.yaml) a shorter one naming their setting.
 #include <string>
 
 #include "report/report_results.h"

@@ -153,7 +153,12 @@ std::vector<SweepRun> expand_sweep(const SweepSpec& spec, const fs::path& root,
 
   std::vector<ConfigOverride> common = spec.overrides;
   for (const auto& text : extra_overrides) common.push_back(ConfigOverride{text});
-  for (const auto& o : common) {
+  std::vector<const ConfigOverride*> fixed;
+  for (const auto& o : common) fixed.push_back(&o);
+  for (const auto& experiment : spec.experiments)
+    for (const auto& o : experiment.overrides) fixed.push_back(&o);
+  for (const ConfigOverride* override_ : fixed) {
+    const ConfigOverride& o = *override_;
     if (std::find(varied.begin(), varied.end(), key_of(o.text)) != varied.end())
       throw UserError(fmt::format("{}: \"{}\": {} varies {} in this sweep, so this override would never apply; "
                                   "remove one of them",
@@ -168,7 +173,7 @@ std::vector<SweepRun> expand_sweep(const SweepSpec& spec, const fs::path& root,
   const ConfigOrigin sweep_origin{spec.source.string(), 0};
   for (const auto& experiment : spec.experiments) {
     for (const auto& point : points) {
-      std::string group = sanitized(experiment.path.stem().string());
+      std::string group = sanitized(experiment.name);
       std::vector<std::string> point_texts;
       std::vector<ConfigOverride> point_overrides;
       for (const auto& setting : point) {
@@ -186,7 +191,8 @@ std::vector<SweepRun> expand_sweep(const SweepSpec& spec, const fs::path& root,
         run.name = seed ? fmt::format("{}-seed{}", group, seed->value) : group;
         run.experiment = experiment.path;
         run.folder = root / run.name;
-        run.overrides = common;
+        run.overrides = experiment.overrides;
+        run.overrides.insert(run.overrides.end(), common.begin(), common.end());
         run.overrides.insert(run.overrides.end(), point_overrides.begin(), point_overrides.end());
         run.point = point_texts;
         if (seed) {
@@ -197,7 +203,7 @@ std::vector<SweepRun> expand_sweep(const SweepSpec& spec, const fs::path& root,
         run.overrides.push_back(ConfigOverride{"name=" + run.name, sweep_origin});
         if (auto [it, fresh] = named.emplace(run.name, &experiment); !fresh)
           throw UserError(fmt::format("{}: two runs would both be named {} (from {} and {}): give the experiment "
-                                      "files different names",
+                                      "files different names, or give the entries a name:",
                                       experiment.origin.describe(), run.name, it->second->path.string(),
                                       experiment.path.string()));
         runs.push_back(std::move(run));

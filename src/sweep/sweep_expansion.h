@@ -4,7 +4,7 @@
 // mtbert report finds them through this one expansion, so a name is computed
 // in exactly one place.
 //
-// Names: the experiment file's stem, then `-<key><value>` for every key the
+// Names: the experiment entry's name (default: its file's stem), then `-<key><value>` for every key the
 // grid and list set (in file order), then `-seed<N>` when the sweep lists
 // seeds:
 //   baseline                      (no grid, list or seeds)
@@ -33,8 +33,8 @@ struct SweepRun {
   std::filesystem::path folder;      // <root>/<name>
   std::optional<uint64_t> seed;      // the sweep's seed; none: the experiment's own
   // Applied after the experiment's files (and any overlays), in this order:
-  // the sweep's overrides, the command line's, the point's values, seed=,
-  // name=. Each remembers where it was written.
+  // the experiment entry's overrides, the sweep's, the command line's, the
+  // point's values, seed=, name=. Each remembers where it was written.
   std::vector<ConfigOverride> overrides;
   // The part of `overrides` that makes this run differ from the others: the
   // point's values and the seed (for listings).

@@ -53,17 +53,58 @@ std::string plain_text(const ConfigNode& node, const std::string& where, const c
   return node.text;
 }
 
+// key=value overrides: one, or a list of them.
+std::vector<ConfigOverride> read_override_list(const ConfigNode& node, const std::string& where) {
+  std::vector<const ConfigNode*> items;
+  if (node.kind == ConfigNode::Kind::scalar) items.push_back(&node);
+  else items = items_of(node, where, "a list of key.path=value overrides");
+  std::vector<ConfigOverride> overrides;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string item_where = fmt::format("{}[{}]", where, i);
+    const std::string text = plain_text(*items[i], item_where, "an override key.path=value");
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos)
+      fail_at(items[i]->origin, item_where, fmt::format("\"{}\" is not an override: write key.path=value", text));
+    check_key_path(text.substr(0, eq), items[i]->origin, item_where);
+    overrides.push_back(ConfigOverride{text, items[i]->origin});
+  }
+  return overrides;
+}
+
+fs::path experiment_path(const ConfigNode& node, const std::string& where, const SweepSpec& spec) {
+  fs::path path = plain_text(node, where, "the path of an experiment file");
+  if (path.is_relative()) path = (spec.source.parent_path() / path).lexically_normal();
+  return path;
+}
+
+// An entry of experiments: a file's path, or {file:, name:, overrides:}.
+SweepExperiment read_experiment(const ConfigNode& node, const std::string& where, const SweepSpec& spec) {
+  if (!node.is_map()) {
+    const fs::path path = experiment_path(node, where, spec);
+    return SweepExperiment{path, node.origin, path.stem().string(), {}};
+  }
+  ConfigReader r(&node, where, node.origin);
+  const ConfigNode* file = r.raw("file");
+  if (!file) fail_at(node.origin, where, "missing file: the experiment file of this entry");
+  SweepExperiment experiment{experiment_path(*file, where + ".file", spec), node.origin, "", {}};
+  experiment.name = experiment.path.stem().string();
+  r.read("name", experiment.name);
+  if (!valid_name(experiment.name))
+    fail_at(node.origin, where + ".name",
+            fmt::format("\"{}\" cannot start a run's name: use letters, digits, _, - and .", experiment.name));
+  if (const ConfigNode* overrides = r.raw("overrides"))
+    experiment.overrides = read_override_list(*overrides, where + ".overrides");
+  r.finish();
+  return experiment;
+}
+
 void read_experiments(const ConfigNode& node, SweepSpec& spec) {
   std::vector<const ConfigNode*> items;
   if (node.kind == ConfigNode::Kind::scalar) items.push_back(&node);
   else items = items_of(node, "experiments", "a list of experiment files");
   if (items.empty()) fail_at(node.origin, "experiments", "the list is empty: name at least one experiment file");
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::string where = fmt::format("experiments[{}]", i);
-    fs::path path = plain_text(*items[i], where, "the path of an experiment file");
-    if (path.is_relative()) path = (spec.source.parent_path() / path).lexically_normal();
-    spec.experiments.push_back(SweepExperiment{path, items[i]->origin});
-  }
+  for (size_t i = 0; i < items.size(); ++i)
+    spec.experiments.push_back(read_experiment(*items[i], fmt::format("experiments[{}]", i), spec));
 }
 
 // Two values are the same point when they are written the same way.
@@ -141,20 +182,7 @@ void read_seeds(ConfigReader& r, SweepSpec& spec) {
 }
 
 void read_overrides(ConfigReader& r, SweepSpec& spec) {
-  const ConfigNode* node = r.raw("overrides");
-  if (!node) return;
-  std::vector<const ConfigNode*> items;
-  if (node->kind == ConfigNode::Kind::scalar) items.push_back(node);
-  else items = items_of(*node, "overrides", "a list of key.path=value overrides");
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::string where = fmt::format("overrides[{}]", i);
-    const std::string text = plain_text(*items[i], where, "an override key.path=value");
-    const size_t eq = text.find('=');
-    if (eq == std::string::npos)
-      fail_at(items[i]->origin, where, fmt::format("\"{}\" is not an override: write key.path=value", text));
-    check_key_path(text.substr(0, eq), items[i]->origin, where);
-    spec.overrides.push_back(ConfigOverride{text, items[i]->origin});
-  }
+  if (const ConfigNode* node = r.raw("overrides")) spec.overrides = read_override_list(*node, "overrides");
 }
 
 }  // namespace

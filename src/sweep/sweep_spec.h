@@ -5,6 +5,8 @@
 //   name: final-table1                      # default: the file's stem
 //   output_root: runs/final-table1          # default: runs/<name>; run folders are <output_root>/<run name>
 //   experiments: [../final/baseline.yaml, ../final/smart.yaml]   # relative to this file
+//   # or an entry with its own name and overrides (applied after any overlay):
+//   #   - {file: ../deberta/emd.yaml, name: pretrained_emd, overrides: [model.pretrained=...]}
 //   grid: {train.lr: [1.0e-5, 2.0e-5], tasks.sst.dropout: [0.1, 0.3]}  # every combination
 //   list: [{train.lr: 1.0e-5, train.batch_size: 8}, {train.lr: 2.0e-5, train.batch_size: 16}]
 //   seeds: [11711, 1, 2]                    # default: each experiment's own seed
@@ -42,6 +44,11 @@ struct SweepSeed {
 struct SweepExperiment {
   std::filesystem::path path;  // resolved against the sweep file's folder
   ConfigOrigin origin;
+  std::string name;  // its runs' names start with this: `name:`, or the file's stem
+  // key=value overrides of this experiment's runs only, applied after the
+  // experiment's files and any overlays, before the sweep's own overrides: a
+  // row that must differ from what an overlay sets (its own pretrained model).
+  std::vector<ConfigOverride> overrides;
 };
 
 struct SweepSpec {

@@ -196,7 +196,12 @@ Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, con
   BertModel encoder(model_config, BertModelOptions{with_pooler});
   encoder->initialize_weights();
   e.model = MultitaskModel(encoder, heads, config.model.pals);
-  if (config.model.freeze_encoder) e.model->freeze_encoder();
+  if (config.model.freeze_encoder) {
+    e.model->freeze_encoder();
+    // A pooler added to a checkpoint without one is new, like the heads.
+    if (config.model.add_pooler)
+      for (auto& p : e.model->bert->pooler->parameters()) p.requires_grad_(true);
+  }
   e.device = resolve_device(config.device);
   if (config.precision == Precision::bf16) {
     const std::string emulated = bf16_emulation_warning(e.device);
@@ -245,9 +250,19 @@ Experiment build_new_experiment(const ExperimentConfig& config, const RunDirecto
   // config, then initializes what the overrides add, from this seed.
   torch::manual_seed(config.seed);
   const PretrainedModel pretrained = load_pretrained(config.model.pretrained, config.model.config);
-  Experiment e = assemble(config, run, pretrained.config, static_cast<bool>(pretrained.model->pooler));
-  load_module_state(*e.model->bert, module_state(*pretrained.model),
-                    (fs::path(config.model.pretrained) / "model.safetensors").string());
+  const bool checkpoint_pooler = static_cast<bool>(pretrained.model->pooler);
+  if (checkpoint_pooler && config.model.add_pooler)
+    throw UserError(fmt::format("{}: model.add_pooler: {} has a pooler already; remove add_pooler",
+                                config.source.string(), config.model.pretrained));
+  Experiment e = assemble(config, run, pretrained.config, checkpoint_pooler || config.model.add_pooler);
+  NamedTensors state = module_state(*pretrained.model);
+  if (config.model.add_pooler) {
+    // The fresh pooler keeps the initialization assemble() drew for it.
+    for (const auto& [name, tensor] : module_state(*e.model->bert->pooler)) state.emplace("pooler." + name, tensor);
+    spdlog::info("{} has no pooler: a fresh one (normal, std {}) trains with the heads", config.model.pretrained,
+                 pretrained.config.initializer_range);
+  }
+  load_module_state(*e.model->bert, state, (fs::path(config.model.pretrained) / "model.safetensors").string());
   return e;
 }
 

@@ -66,6 +66,40 @@ YAML
 "$bin" train "$dir/finetune.yaml" --out "$dir/finetune" --no-progress >"$dir/out" 2>"$dir/log" || cat "$dir/log"
 check "train fine-tunes the pretrained encoder" grep -q '"status": "finished"' "$dir/finetune/summary.json"
 
+# The pretrained encoder has no pooler (MLM only): pooling: pooler needs
+# model.add_pooler, which gives it a fresh one that trains even when the
+# encoder is frozen.
+expect_error_after_logs "pooling: pooler without a pooler is refused" "this model has none" \
+  -- train "$dir/finetune.yaml" tasks.sst.pooling=pooler --out "$dir/nopooler"
+"$bin" train "$dir/finetune.yaml" tasks.sst.pooling=pooler model.add_pooler=true model.freeze_encoder=true \
+  --out "$dir/pooler" --no-progress >"$dir/out" 2>"$dir/log" || cat "$dir/log"
+check "add_pooler: a fresh pooler trains under freeze_encoder, the encoder stays as pretrained" \
+  /usr/bin/python3 - "$src/scripts" "$dir/run/model/model.safetensors" "$dir/pooler/checkpoints/last/model.safetensors" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from mtbert_py.safetensors_io import read_safetensors
+pretrained, _ = read_safetensors(sys.argv[2])
+tuned, _ = read_safetensors(sys.argv[3])
+assert not any(k.startswith("pooler.") for k in pretrained)
+assert (tuned["bert.embeddings.word_embeddings.weight"] == pretrained["embeddings.word_embeddings.weight"]).all()
+# HuggingFace's initialization: normal(0, 0.02) weights, zero bias; then trained.
+weight, bias = tuned["bert.pooler.dense.weight"], tuned["bert.pooler.dense.bias"]
+assert 0.015 < weight.std().item() < 0.025, weight.std()
+assert bias.abs().max().item() > 0, "the pooler did not train"
+PY
+cp -r "$dir/run/model" "$dir/with_pooler"
+/usr/bin/python3 - "$src/scripts" "$dir/with_pooler/model.safetensors" "$dir/pooler/checkpoints/last/model.safetensors" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from mtbert_py.safetensors_io import read_safetensors, write_safetensors
+model, metadata = read_safetensors(sys.argv[2])
+tuned, _ = read_safetensors(sys.argv[3])
+model.update({k[len("bert."):]: v for k, v in tuned.items() if k.startswith("bert.pooler.")})
+write_safetensors(sys.argv[2], model, metadata)
+PY
+expect_error_after_logs "add_pooler over a checkpoint with a pooler is refused" "has a pooler already" \
+  -- train "$dir/finetune.yaml" "model.pretrained=$dir/with_pooler" model.add_pooler=true --out "$dir/twice"
+
 # SIGINT: a checkpoint, exit 130; --resume finishes it.
 "$bin" pretrain "$dir/tiny.yaml" train.max_steps=4000 train.eval_every_steps=1000 --out "$dir/stop" \
   --no-progress >"$dir/out" 2>"$dir/log" &

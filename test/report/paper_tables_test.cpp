@@ -93,3 +93,40 @@ TEST_CASE("every paper experiment reads the real data it names", "[report][exper
     }
   }
 }
+
+// The small-scale study (experiments/small.yaml, REPRODUCTION.md): each paper
+// table's rows, three seeds each, under the overlay, still different models;
+// the DeBERTa sweep's extra rows load their own pretrained encoders.
+TEST_CASE("the small-scale sweeps run every paper row under the small overlay", "[report][experiments]") {
+  const fs::path experiments = test::source_dir() / "experiments";
+  const std::vector<fs::path> overlay{experiments / "small.yaml"};
+  std::vector<fs::path> tables = table_files();
+  tables.push_back(experiments / "tables" / "small" / "deberta_pretrained.yaml");
+  for (const auto& path : tables) {
+    INFO(path.filename().string());
+    const ReportTable table = load_report_table(path);
+    const fs::path small_sweep = experiments / "sweeps" / "small" / table.sweep.filename();
+    const auto runs = expand_sweep(load_sweep(small_sweep), "runs");
+    std::map<std::string, std::string> config_of_group;
+    for (const auto& row : table.rows) {
+      size_t seeds = 0;
+      for (const auto& run : runs) seeds += run.group == row.run;
+      CHECK(seeds == 3);
+      const SweepRun& run = row_run(runs, row);
+      ExperimentConfig config = load_experiment(run.experiment, run.overrides, overlay);
+      CHECK(config.tags == std::vector<std::string>{"small"});
+      CHECK(config.model.add_pooler);
+      const std::string encoder = run.group == "pretrained_emd"     ? "deberta_small"
+                                  : run.group == "pretrained_noemd" ? "deberta_small_noemd"
+                                                                    : "bert_small";
+      CHECK(config.model.pretrained == "runs/pretrain-small/" + encoder + "/model");
+      config.name.clear();
+      config.output_dir.clear();
+      config.seed = 0;
+      config_of_group[run.group] = resolved_yaml(config);
+    }
+    std::set<std::string> distinct;
+    for (const auto& [group, config] : config_of_group) distinct.insert(config);
+    CHECK(distinct.size() == config_of_group.size());
+  }
+}

@@ -129,6 +129,36 @@ TEST_CASE("override values are YAML that reads back as written", "[sweep_expansi
   CHECK(mtbert::yaml_flow_text(mtbert::parse_config_yaml("{k: 'x'}", origin)) == "{k: \"x\"}");
 }
 
+TEST_CASE("an entry's overrides come first, and its name names its runs", "[sweep_expansion]") {
+  mtbert::test::TempDir dir;
+  const auto spec = mtbert::load_sweep(dir.write("s.yaml",
+                                                 "experiments:\n"
+                                                 "  - exp/emd.yaml\n"
+                                                 "  - {file: exp/emd.yaml, name: pretrained, overrides: [model.pretrained=m]}\n"
+                                                 "seeds: [1]\n"
+                                                 "overrides: [train.epochs=2]\n"));
+  const auto runs = mtbert::expand_sweep(spec, "out", {"device=cpu"});
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].name == "emd-seed1");
+  CHECK(texts(runs[0].overrides) == std::vector<std::string>{"train.epochs=2", "device=cpu", "seed=1", "name=emd-seed1"});
+  CHECK(runs[1].name == "pretrained-seed1");
+  CHECK(runs[1].group == "pretrained");
+  CHECK(runs[1].experiment == dir / "exp" / "emd.yaml");
+  CHECK(runs[1].folder == fs::path("out") / "pretrained-seed1");
+  CHECK(texts(runs[1].overrides) == std::vector<std::string>{"model.pretrained=m", "train.epochs=2", "device=cpu",
+                                                             "seed=1", "name=pretrained-seed1"});
+  CHECK(runs[1].overrides[0].origin.line == 3);
+  // The entry's overrides do not count as a point: listings show the seed only.
+  CHECK(runs[1].point == std::vector<std::string>{"seed=1"});
+
+  const auto swept = mtbert::load_sweep(dir.write("swept.yaml",
+                                                  "experiments: [{file: e.yaml, overrides: [train.lr=3]}]\n"
+                                                  "grid: {train.lr: [1, 2]}\n"));
+  CHECK_THROWS_WITH(mtbert::expand_sweep(swept, "r"), Contains("swept.yaml:1: \"train.lr=3\": "));
+  const auto twins = mtbert::load_sweep(dir.write("twins.yaml", "experiments: [a/emd.yaml, {file: b/x.yaml, name: emd}]\n"));
+  CHECK_THROWS_WITH(mtbert::expand_sweep(twins, "r"), Contains("or give the entries a name:"));
+}
+
 TEST_CASE("expansion errors: duplicate names, overrides of swept keys", "[sweep_expansion]") {
   mtbert::test::TempDir dir;
   const auto twins = mtbert::load_sweep(dir.write("twins.yaml", "experiments: [a/base.yaml, b/base.yaml]\n"));

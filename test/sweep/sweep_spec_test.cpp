@@ -63,6 +63,40 @@ TEST_CASE("a sweep file is read with its values and where they were written", "[
   CHECK(s.overrides[0].origin.describe() == path.string() + ":11");
 }
 
+TEST_CASE("an experiment entry may carry its own name and overrides", "[sweep_spec]") {
+  mtbert::test::TempDir dir;
+  const auto path = dir.write("s.yaml",
+                              "experiments:\n"
+                              "  - exp/emd.yaml\n"
+                              "  - file: exp/emd.yaml\n"
+                              "    name: pretrained_emd\n"
+                              "    overrides: [model.pretrained=m/deberta, train.lr=2e-4]\n"
+                              "  - {file: exp/log_bucket.yaml, overrides: model.pretrained=m/other}\n");
+  const auto s = mtbert::load_sweep(path);
+  REQUIRE(s.experiments.size() == 3);
+  CHECK(s.experiments[0].name == "emd");
+  CHECK(s.experiments[0].overrides.empty());
+  CHECK(s.experiments[1].path == dir / "exp" / "emd.yaml");
+  CHECK(s.experiments[1].name == "pretrained_emd");
+  REQUIRE(s.experiments[1].overrides.size() == 2);
+  CHECK(s.experiments[1].overrides[1].text == "train.lr=2e-4");
+  CHECK(s.experiments[1].overrides[1].origin.line == 5);
+  CHECK(s.experiments[2].name == "log_bucket");
+  REQUIRE(s.experiments[2].overrides.size() == 1);
+
+  const std::string f = (dir / "s.yaml").string();
+  CHECK_THAT(error_of(dir, "experiments:\n  - {name: x}\n"),
+             Equals(f + ":2: experiments[0]: missing file: the experiment file of this entry"));
+  CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, name: a/b}\n"),
+             Contains(":2: experiments[0].name: \"a/b\" cannot start a run's name"));
+  CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, overide: [train.lr=1]}\n"),
+             Contains("experiments[0].overide: unknown key"));
+  CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, overrides: [train.lr]}\n"),
+             Contains("experiments[0].overrides[0]: \"train.lr\" is not an override"));
+  CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, overrides: [seed=3]}\n"),
+             Contains("experiments[0].overrides[0]: vary seeds with"));
+}
+
 TEST_CASE("a sweep's name and output root default to its file's stem", "[sweep_spec]") {
   mtbert::test::TempDir dir;
   const auto s = mtbert::load_sweep(dir.write("lr-ablation.yaml", "experiments: base.yaml\n"));
