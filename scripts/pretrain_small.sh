@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Pretrains the two small encoders of experiments/pretrain/ (BERT-style and
-# its DeBERTa-style twin, the same token budget), then fine-tunes the
+# Pretrains the three small encoders of experiments/pretrain/ (BERT-style,
+# its DeBERTa-style twin, and the twin without the enhanced mask decoder, the
+# same token budget), then fine-tunes the
 # quickstart's three tasks on the full ../shared/data sets from a random
 # encoder of the same shape and from each pretrained one
 # (experiments/pretrain/finetune_small.yaml), and prints the held-out MLM
 # figures and the dev scores side by side, draws the pretraining curves
 # (OUT/pretraining-curves.png) and prints fill-mask examples of both encoders.
-# On this project's 2-core VM: about 40 and 65 minutes of pretraining, then
-# three fine-tunes of about 7 minutes each.
+# On this project's 2-core VM: about 40, 65 and 55 minutes of pretraining,
+# then three fine-tunes of about 7 minutes each. (The third encoder is for the
+# small-scale study's "pretrained without EMD" rows: REPRODUCTION.md.)
 #
 #   scripts/pretrain_small.sh [OUT]        (default OUT: runs/pretrain-small)
 #
@@ -20,8 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-runs/pretrain-small}"
 mtbert="${MTBERT_BINARY:-build/mtbert}"
-read -r -a pretrain_overrides <<<"${PRETRAIN_OVERRIDES:-}"
-read -r -a finetune_overrides <<<"${FINETUNE_OVERRIDES:-}"
+read -r -d "" -a pretrain_overrides <<<"${PRETRAIN_OVERRIDES:-}" || true  # every line: the variables may span several
+read -r -d "" -a finetune_overrides <<<"${FINETUNE_OVERRIDES:-}" || true  # every line: the variables may span several
 
 status_of() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['status'])" "$1/summary.json" 2>/dev/null || echo missing; }
 
@@ -36,7 +38,7 @@ run() {
   esac
 }
 
-for encoder in bert_small deberta_small; do
+for encoder in bert_small deberta_small deberta_small_noemd; do
   run pretrain "$encoder" "experiments/pretrain/$encoder.yaml" "${pretrain_overrides[@]}"
 done
 
@@ -57,7 +59,7 @@ done
 import json, sys
 out = sys.argv[1]
 print("\n| encoder | held-out MLM loss | accuracy | perplexity |\n| --- | ---: | ---: | ---: |")
-for name in ("bert_small", "deberta_small"):
+for name in ("bert_small", "deberta_small", "deberta_small_noemd"):
     mlm = json.load(open(f"{out}/{name}/summary.json"))["last"]["dev"]["mlm"]
     print(f"| {name} | {mlm['loss']:.3f} | {mlm['accuracy']:.3f} | {mlm['perplexity']:.1f} |")
 print("\n| fine-tuned from | SST | Quora | STS r | overall |\n| --- | ---: | ---: | ---: | ---: |")
@@ -68,7 +70,7 @@ for name in ("random", "bert_small", "deberta_small"):
           f"| {best['overall']:.3f} |")
 PY
 
-"${MTBERT_PYTHON:-/usr/bin/python3}" scripts/plot_pretraining.py "$out/bert_small" "$out/deberta_small" \
+"${MTBERT_PYTHON:-/usr/bin/python3}" scripts/plot_pretraining.py "$out/bert_small" "$out/deberta_small" "$out/deberta_small_noemd" \
   --out "$out/pretraining-curves.png"
 for encoder in bert_small deberta_small; do
   for text in "the capital of france is [MASK] ." "she [MASK] the door and walked in ." \

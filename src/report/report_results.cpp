@@ -56,6 +56,7 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
   ReportResult result;
   result.table = &table;
   result.runs_root = runs_root;
+  result.sweep = sweep.source;
   std::set<std::string> tags;
   for (size_t index = 0; index < table.rows.size(); ++index) {
     const ReportRow& row = table.rows[index];

@@ -53,6 +53,7 @@ struct ReportComparison {
 struct ReportResult {
   const ReportTable* table = nullptr;
   std::filesystem::path runs_root;
+  std::filesystem::path sweep;  // the sweep file the runs come from (the table's, or report --sweep)
   std::vector<ReportRowResult> rows;
   std::vector<std::string> tags;  // of every run that exists, each once, sorted
   std::optional<ReportComparison> comparison;

@@ -33,17 +33,18 @@ limits="tasks.sst.limit_train=48 tasks.para.limit_train=48 tasks.sts.limit_train
 export FINETUNE_OVERRIDES="train.epochs=1 threads=1 $limits"
 
 bash scripts/pretrain_small.sh "$dir/out" >"$dir/log" 2>&1 || { cat "$dir/log"; fail "pretrain_small.sh exits 0"; }
-for run in bert_small deberta_small finetune-random finetune-bert_small finetune-deberta_small; do
+for run in bert_small deberta_small deberta_small_noemd finetune-random finetune-bert_small finetune-deberta_small; do
   check "$run finished" grep -q '"status": "finished"' "$dir/out/$run/summary.json"
 done
 check "the random baseline has the small shape" grep -q '"hidden_size": 256' "$dir/out/finetune-random/model_config.json"
 check "fine-tuning starts from the pretrained folder" \
   grep -qF "pretrained: \"$dir/out/deberta_small/model\"" "$dir/out/finetune-deberta_small/config.resolved.yaml"
 check "the MLM table" grep -q "^| deberta_small | [0-9.]* | [0-9.]* | [0-9.]* |$" "$dir/log"
+check "the MLM table: the encoder without EMD" grep -q "^| deberta_small_noemd | [0-9.]* |" "$dir/log"
 check "the fine-tuning table" grep -q "^| random | [0-9.]* | [0-9.]* | -\?[0-9.]* | [0-9.]* |$" "$dir/log"
 check "the curves figure" test -s "$dir/out/pretraining-curves.png"
 check "fill-mask examples of both encoders" test "$(grep -c "^mask 1 (token" "$dir/log")" -eq 8
 
 bash scripts/pretrain_small.sh "$dir/out" >"$dir/log2" 2>&1 || fail "a second call exits 0"
-check "a second call skips the finished runs" test "$(grep -c ": finished, skipped$" "$dir/log2")" -eq 5
+check "a second call skips the finished runs" test "$(grep -c ": finished, skipped$" "$dir/log2")" -eq 6
 finish "pretrain_small.sh"

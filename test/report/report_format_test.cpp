@@ -28,12 +28,13 @@ struct Fixture {
   explicit Fixture(bool smoke = true) {
     const std::vector<std::string> tags = smoke ? std::vector<std::string>{"smoke"} : std::vector<std::string>{};
     table.title = "T";
-    table.sweep = "s.yaml";
+    table.sweep = "table-sweep.yaml";  // the report names the sweep it read (result.sweep)
     table.columns = {{"sst", "SST"}, {"overall", "Overall"}};
     table.rows = {{"A", "a", {}, "dev", {}}, {"B", "b", {}, "dev", {}}, {"C", "a", {}, "test", {}},
                   {"D", "d", {}, "dev", {}}};
     result.table = &table;
     result.runs_root = "runs/t";
+    result.sweep = "s.yaml";
     result.tags = tags;
     mtbert::ReportRowResult a;
     a.row = &table.rows[0];
@@ -149,5 +150,12 @@ TEST_CASE("report formats by name", "[report_format]") {
   CHECK(mtbert::report_format_from_name("latex") == mtbert::ReportFormat::latex);
   CHECK_THROWS_WITH(mtbert::report_format_from_name("html"), Contains("\"html\" is not one of md, csv, latex"));
   CHECK(mtbert::report_has_smoke_runs(Fixture().result));
+  Fixture small(false);
+  small.result.tags = {"small"};
+  CHECK_FALSE(mtbert::report_has_smoke_runs(small.result));
+  CHECK_THAT(mtbert::format_report(small.result, mtbert::ReportFormat::markdown),
+             Catch::Matchers::Contains("> **Small-scale runs, not the papers' setting.** These runs are tagged `small`"));
+  CHECK_THAT(mtbert::format_report(small.result, mtbert::ReportFormat::latex),
+             Catch::Matchers::Contains("\\textbf{Small-scale runs"));
   CHECK_FALSE(mtbert::report_has_smoke_runs(Fixture(false).result));
 }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The small-scale study of REPRODUCTION.md: the three reports' tables run on
+# the small pretrained encoders (experiments/small.yaml), every row with 3
+# seeds, plus the rows with pretrained DeBERTa-style encoders; then each
+# table (Markdown, CSV, LaTeX, with 95% paired-bootstrap intervals against
+# its reference row) and the figures.
+#
+#   scripts/small_reproduction.sh [ROOT [FIGURES]]   (default ROOT: runs/small; FIGURES: ROOT/figures)
+#
+# Budget, on this project's 2-core VM (2026-11-25): the three small encoders
+# if they are missing (scripts/pretrain_small.sh: about 40 + 65 + 55 minutes
+# of pretraining and 20 minutes of fine-tuning comparisons), then 51
+# fine-tuning runs of about 2 minutes each (SST 800 / Quora 1,500 / STS 600
+# training examples, 2 epochs, the whole dev sets evaluated three times per
+# run): about 1 hour 45 minutes. So about 5 hours from a fresh clone, 1 hour
+# 45 minutes with the encoders in place. The full training sets
+# (tasks.<task>.limit_train=0, in SWEEP_OVERRIDES) take about 10 times as long.
+#
+# Resumable: finished runs are skipped, interrupted ones resumed; a second call
+# only redraws the tables and figures. MTBERT_SMALL_ENCODERS names the folder
+# of the encoders (default runs/pretrain-small), MTBERT_BINARY another mtbert,
+# MTBERT_PYTHON a Python with matplotlib, SWEEP_OVERRIDES key=value overrides
+# for every run (e.g. a smaller budget for a test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="${1:-runs/small}"
+figures="${2:-$root/figures}"
+data="${MTBERT_DATA:-../shared/data}"
+encoders="${MTBERT_SMALL_ENCODERS:-runs/pretrain-small}"
+export MTBERT_SMALL_ENCODERS="$encoders"
+mtbert="${MTBERT_BINARY:-build/mtbert}"
+python="${MTBERT_PYTHON:-/usr/bin/python3}"
+read -r -d "" -a sweep_overrides <<<"${SWEEP_OVERRIDES:-}" || true  # every line: the variables may span several
+if [ ! -f "$data/ids-sst-train.csv" ]; then
+  echo "SKIPPED: the data sets are not at $data (set MTBERT_DATA)"
+  exit 0
+fi
+
+for encoder in bert_small deberta_small deberta_small_noemd; do
+  if ! grep -q '"status": "finished"' "$encoders/$encoder/summary.json" 2>/dev/null; then
+    bash scripts/pretrain_small.sh "$encoders"
+    break
+  fi
+done
+
+for table in final_table1 pal_table1 deberta_table2; do
+  "$mtbert" sweep "experiments/sweeps/small/$table.yaml" --overlay experiments/small.yaml --out "$root/$table" \
+    "${sweep_overrides[@]}"
+done
+
+# report TABLE SWEEP OUT [ARGS...]: the table in md, csv and tex, and its chart.
+report() {
+  local table="$1" sweep="$2" out="$3"; shift 3
+  for format in md csv latex; do
+    extension="$format"; [ "$format" = latex ] && extension=tex
+    "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$root/$sweep" \
+      --format "$format" --output "$out.$extension" "$@"
+  done
+  "$python" scripts/plot_table.py "$out.csv" --out "$figures/$(basename "$out").png" \
+    --title "$(sed -n 's/^title: "\(.*\)"$/\1/p' "$table") (small scale)"
+}
+mkdir -p "$figures"
+for table in final_table1 pal_table1 deberta_table2; do
+  report "experiments/tables/$table.yaml" "$table" "$root/$table/table"
+done
+report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained"
+report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not" \
+  --against "not pretrained (BERT weights, EMD)"
+
+# Training curves of one row per table (its first seed).
+for run in final_table1/smart pal_table1/finetuned_pal deberta_table2/pretrained_emd; do
+  "$python" scripts/plot_run.py "$root/$run-seed11711" --out "$figures/${run//\//-}" >/dev/null
+done
+for table in final_table1 pal_table1 deberta_table2; do
+  echo
+  cat "$root/$table/table.md"
+done
+echo
+cat "$root/deberta_table2/pretrained.md"
+echo "tables: $root/*/*.{md,csv,tex}; figures: $figures"

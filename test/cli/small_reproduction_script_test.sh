@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# scripts/small_reproduction.sh end to end in about a minute, on a data folder
+# made here (the committed quickstart tasks, a few lines as the Brown Corpus,
+# the fixtures' vocabulary as bert-base-uncased's): the three tiny encoders
+# pretrained through scripts/pretrain_small.sh (tiny model and budget in
+# PRETRAIN_OVERRIDES), all 51 runs of the three small sweeps on a few examples
+# (SWEEP_OVERRIDES), the tables with their intervals and the figures; a
+# second call trains nothing.
+set -euo pipefail
+
+bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
+src="${MTBERT_SOURCE_DIR:?MTBERT_SOURCE_DIR must name the source folder}"
+fixtures="${MTBERT_FIXTURES:?MTBERT_FIXTURES must name the test fixtures}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
+cd "$src"
+
+data="$dir/data"
+mkdir -p "$data/corpus" "$data/bert-base-uncased"
+cp experiments/data/quickstart/*.csv "$data/"
+# Short dev files, used whole: the overlay draws random training subsets per
+# seed, and a row's seeds must predict the same dev examples.
+for file in "$data"/*-dev.csv; do head -n 41 "$file" >"$file.head" && mv "$file.head" "$file"; done
+cp "$fixtures/models/bert-legacy/vocab.txt" "$data/bert-base-uncased/vocab.txt"
+for i in $(seq 1 30); do
+  echo "the movie was very good and the music is really fun"
+  echo
+done >"$data/corpus/brown.txt"
+
+export MTBERT_DATA="$data" MTBERT_BINARY="$bin" MTBERT_SMALL_ENCODERS="$dir/encoders"
+export PRETRAIN_OVERRIDES="model.config.hidden_size=32 model.config.num_attention_heads=2
+  model.config.intermediate_size=64 train.max_steps=2 train.batch_size=4 train.eval_every_steps=2
+  train.eval_segments=8 corpus.cache_dir=$dir/cache threads=1"
+export FINETUNE_OVERRIDES="train.epochs=1 threads=1 tasks.sst.limit_train=8 tasks.para.limit_train=8
+  tasks.sts.limit_train=8 tasks.sst.limit_dev=8 tasks.para.limit_dev=8 tasks.sts.limit_dev=8"
+export SWEEP_OVERRIDES="train.epochs=1 threads=1 tasks.sst.limit_train=16 tasks.para.limit_train=16
+  tasks.sts.limit_train=16 model.pals.rank=8 model.pals.heads=2"
+
+bash scripts/small_reproduction.sh "$dir/small" >"$dir/log" 2>&1 || { cat "$dir/log"; fail "small_reproduction.sh exits 0"; }
+for encoder in bert_small deberta_small deberta_small_noemd; do
+  check "encoder $encoder" grep -q '"status": "finished"' "$dir/encoders/$encoder/summary.json"
+done
+check "51 finished runs" test "$(grep -l '"status": "finished"' "$dir"/small/*/*/summary.json | wc -l)" -eq 51
+check "a pretrained DeBERTa-style row loads its encoder" grep -qF "deberta_small_noemd/model" \
+  "$dir/small/deberta_table2/pretrained_noemd-seed2/config.resolved.yaml"
+check "runs carry the small tag" grep -qF 'tags: ["small"]' "$dir/small/pal_table1/frozen-seed1/config.resolved.yaml"
+for table in final_table1/table pal_table1/table deberta_table2/table deberta_table2/pretrained \
+             deberta_table2/pretrained-vs-not; do
+  for extension in md csv tex; do check "$table.$extension" test -s "$dir/small/$table.$extension"; done
+  check "figure of $table" test -s "$dir/small/figures/$(basename "$table").png"
+done
+check "the small banner" grep -q "Small-scale runs, not the papers' setting" "$dir/small/final_table1/table.md"
+check "three seeds per row" grep -q "^| baseline | 3 |" "$dir/small/final_table1/table.md"
+check "the small sweep named" grep -q "(sweep \`experiments/sweeps/small/final_table1.yaml\`)" \
+  "$dir/small/final_table1/table.md"
+check "intervals against the reference row" grep -q "gradient_surgery,dev,3,3,.*,baseline," \
+  "$dir/small/final_table1/table.csv"
+check "the second reference" grep -qF ',"not pretrained (BERT weights, EMD)",' \
+  "$dir/small/deberta_table2/pretrained-vs-not.csv"
+check "training curves of one row per table" test "$(ls "$dir"/small/figures/*/training-curves.png | wc -l)" -eq 3
+
+bash scripts/small_reproduction.sh "$dir/small" >"$dir/log2" 2>&1 || fail "a second call exits 0"
+check "a second call trains nothing" test "$(grep -c "^\[.* info\] starting " "$dir/log2")" -eq 0
+finish "small_reproduction.sh"
