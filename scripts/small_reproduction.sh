@@ -66,6 +66,20 @@ done
 report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained"
 report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not" \
   --against "not pretrained (BERT weights, EMD)"
+# Each row of the final and DeBERTa tables adds one thing to the row above
+# it, and the PAL report reads its frozen rows against each other: the claims
+# of REPRODUCTION.md compare those pairs too.
+while IFS='|' read -r table name against; do
+  report "experiments/tables/$table.yaml" "$table" "$root/$table/vs-$name" --against "$against"
+done <<'PAIRS'
+final_table1|gradient_surgery|baseline + gradient surgery
+final_table1|cosine|cosine similarity (GS)
+final_table1|dropout|+ dropout
+pal_table1|frozen|frozen BERT
+deberta_table2|disentangled|disentangled attention
+deberta_table2|log_bucket|+ log bucketing
+deberta_table2|emd|+ enhanced mask decoder
+PAIRS
 
 # Training curves of one row per table (its first seed).
 for run in final_table1/smart pal_table1/finetuned_pal deberta_table2/pretrained_emd; do
