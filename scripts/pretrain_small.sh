@@ -34,6 +34,10 @@ run() {
   case "$(status_of "$folder")" in
     finished) echo "$name: finished, skipped" ;;
     interrupted) "$mtbert" "$kind" --resume "$folder" ;;
+    # Killed, or still training in another process: resume from its last
+    # checkpoint (mtbert refuses a folder that another process trains in).
+    running) if [ -d "$folder/checkpoints/last" ]; then "$mtbert" "$kind" --resume "$folder"
+             else rm -rf "$folder"; "$mtbert" "$kind" "$@" --out "$folder"; fi ;;
     *) rm -rf "$folder"; "$mtbert" "$kind" "$@" --out "$folder" ;;
   esac
 }

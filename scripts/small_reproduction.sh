@@ -56,7 +56,8 @@ report() {
     "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$root/$sweep" \
       --format "$format" --output "$out.$extension" "$@"
   done
-  "$python" scripts/plot_table.py "$out.csv" --out "$figures/$(basename "$out").png" \
+  local figure="${out#"$root"/}"
+  "$python" scripts/plot_table.py "$out.csv" --out "$figures/${figure//\//-}.png" \
     --title "$(sed -n 's/^title: "\(.*\)"$/\1/p' "$table") (small scale)"
 }
 mkdir -p "$figures"

@@ -46,7 +46,7 @@ check "runs carry the small tag" grep -qF 'tags: ["small"]' "$dir/small/pal_tabl
 for table in final_table1/table pal_table1/table deberta_table2/table deberta_table2/pretrained \
              deberta_table2/pretrained-vs-not; do
   for extension in md csv tex; do check "$table.$extension" test -s "$dir/small/$table.$extension"; done
-  check "figure of $table" test -s "$dir/small/figures/$(basename "$table").png"
+  check "figure of $table" test -s "$dir/small/figures/${table//\//-}.png"
 done
 check "the small banner" grep -q "Small-scale runs, not the papers' setting" "$dir/small/final_table1/table.md"
 check "three seeds per row" grep -q "^| baseline | 3 |" "$dir/small/final_table1/table.md"
