@@ -14,15 +14,7 @@ fixtures="${MTBERT_FIXTURES:?MTBERT_FIXTURES must name the test fixtures}"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 cd "$src"
 
-data="$dir/data"
-mkdir -p "$data/corpus" "$data/bert-base-uncased"
-cp experiments/data/quickstart/*.csv "$data/"
-cp "$fixtures/models/bert-legacy/vocab.txt" "$data/bert-base-uncased/vocab.txt"
-for i in $(seq 1 30); do
-  echo "the movie was very good and the music is really fun"
-  echo "this film is not funny but the actors are good"
-  echo
-done >"$data/corpus/brown.txt"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/data_folder.sh"
 
 tiny="model.config.hidden_size=32 model.config.num_attention_heads=2 model.config.intermediate_size=64"
 export MTBERT_DATA="$data" MTBERT_BINARY="$bin"

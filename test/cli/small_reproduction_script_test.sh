@@ -14,17 +14,10 @@ fixtures="${MTBERT_FIXTURES:?MTBERT_FIXTURES must name the test fixtures}"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 cd "$src"
 
-data="$dir/data"
-mkdir -p "$data/corpus" "$data/bert-base-uncased"
-cp experiments/data/quickstart/*.csv "$data/"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/data_folder.sh"
 # Short dev files, used whole: the overlay draws random training subsets per
 # seed, and a row's seeds must predict the same dev examples.
 for file in "$data"/*-dev.csv; do head -n 41 "$file" >"$file.head" && mv "$file.head" "$file"; done
-cp "$fixtures/models/bert-legacy/vocab.txt" "$data/bert-base-uncased/vocab.txt"
-for i in $(seq 1 30); do
-  echo "the movie was very good and the music is really fun"
-  echo
-done >"$data/corpus/brown.txt"
 
 export MTBERT_DATA="$data" MTBERT_BINARY="$bin" MTBERT_SMALL_ENCODERS="$dir/encoders"
 export PRETRAIN_OVERRIDES="model.config.hidden_size=32 model.config.num_attention_heads=2
