@@ -4,6 +4,10 @@
 // the CPU and CUDA kernels register themselves from their own files.
 #include "ops/disentangled_scores.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -17,80 +21,107 @@ namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
 using ForwardSignature = at::Tensor(const at::Tensor&, const OptTensor&, const OptTensor&, const at::Tensor&, double,
-                                    const OptTensor&);
-using BackwardSignature = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t, double,
-                                                              bool, bool);
+                                    const OptTensor&, at::IntArrayRef, at::IntArrayRef);
+using BackwardSignature = void(const at::Tensor&, const at::Tensor&, double, const OptTensor&, at::IntArrayRef,
+                               const OptTensor&, at::IntArrayRef);
 
 at::Tensor dispatch_forward(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
-                            const at::Tensor& rel_index, double scale, const OptTensor& bias) {
+                            const at::Tensor& rel_index, double scale, const OptTensor& bias,
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("mtbert::disentangled_scores", "")
                              .typed<ForwardSignature>();
-  return op.call(content, c2p, p2c, rel_index, scale, bias);
+  return op.call(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
 }
 
-std::tuple<at::Tensor, at::Tensor> dispatch_backward(const at::Tensor& grad, const at::Tensor& rel_index, int64_t span,
-                                                     double scale, bool want_c2p, bool want_p2c) {
+void dispatch_backward(const at::Tensor& grad, const at::Tensor& rel_index, double scale, const OptTensor& grad_c2p,
+                       at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("mtbert::disentangled_scores_backward", "")
                              .typed<BackwardSignature>();
-  return op.call(grad, rel_index, span, scale, want_c2p, want_p2c);
+  op.call(grad, rel_index, scale, grad_c2p, c2p_first, grad_p2c, p2c_first);
+}
+
+// What backward needs of a position term: whether it was given, and the
+// layout its gradient takes. The gradient copies the term's strides when they
+// are dense, so that a banded term viewed from a GEMM's output gets its
+// gradient in that GEMM's layout (no copy on the way back).
+void save_term(torch::autograd::AutogradContext* ctx, const std::string& name, const OptTensor& term,
+               at::IntArrayRef first, int64_t& edge) {
+  ctx->saved_data[name + "_edge"] = detail::present(term) ? edge++ : int64_t{-1};
+  if (!detail::present(term)) return;
+  ctx->saved_data[name + "_sizes"] = term->sizes().vec();
+  std::vector<int64_t> strides = term->strides().vec();
+  if (!term->is_non_overlapping_and_dense()) {  // e.g. an expanded view: a contiguous gradient
+    int64_t stride = 1;
+    for (int64_t d = term->dim() - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= std::max<int64_t>(term->size(d), 1);
+    }
+  }
+  ctx->saved_data[name + "_strides"] = strides;
+  ctx->saved_data[name + "_first"] = first.vec();
 }
 
 class DisentangledScoresFunction : public torch::autograd::Function<DisentangledScoresFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& content, const OptTensor& c2p,
-                            const OptTensor& p2c, const at::Tensor& rel_index, double scale, const OptTensor& bias) {
-    const detail::ScoreShape shape = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+                            const OptTensor& p2c, const at::Tensor& rel_index, double scale, const OptTensor& bias,
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
+    detail::check_forward_args(content, c2p, p2c, rel_index, bias);
     ctx->save_for_backward({rel_index});
-    ctx->saved_data["span"] = shape.span;
     ctx->saved_data["scale"] = scale;
     // needs_input_grad counts the tensor arguments actually given: absent
     // optionals have no edge.
     int64_t edge = 1;  // content is edge 0
-    ctx->saved_data["c2p_edge"] = detail::present(c2p) ? edge++ : int64_t{-1};
-    ctx->saved_data["p2c_edge"] = detail::present(p2c) ? edge++ : int64_t{-1};
+    save_term(ctx, "c2p", c2p, c2p_first, edge);
+    save_term(ctx, "p2c", p2c, p2c_first, edge);
     ++edge;  // rel_index
     ctx->saved_data["bias_edge"] = detail::present(bias) ? edge : int64_t{-1};
     ctx->saved_data["bias_sizes"] = detail::present(bias) ? bias->sizes().vec() : std::vector<int64_t>{};
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return dispatch_forward(content, c2p, p2c, rel_index, scale, bias);
+    return dispatch_forward(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const at::Tensor& grad = grads[0];
     const at::Tensor rel_index = ctx->get_saved_variables()[0];
-    auto wanted = [&](const char* edge) {
-      const int64_t index = ctx->saved_data[edge].toInt();
+    auto wanted = [&](const std::string& name) {
+      const int64_t index = ctx->saved_data[name + "_edge"].toInt();
       return index >= 0 && ctx->needs_input_grad(static_cast<size_t>(index));
     };
-    const bool want_c2p = wanted("c2p_edge");
-    const bool want_p2c = wanted("p2c_edge");
-    at::Tensor grad_c2p, grad_p2c;
-    if (want_c2p || want_p2c) {
-      std::tie(grad_c2p, grad_p2c) = dispatch_backward(grad, rel_index, ctx->saved_data["span"].toInt(),
-                                                       ctx->saved_data["scale"].toDouble(), want_c2p, want_p2c);
-    }
+    // Each wanted term's gradient in its saved layout, filled by the kernel.
+    auto allocate = [&](const std::string& name) {
+      if (!wanted(name)) return at::Tensor();
+      return at::empty_strided(ctx->saved_data[name + "_sizes"].toIntVector(),
+                               ctx->saved_data[name + "_strides"].toIntVector(), grad.options());
+    };
+    auto first = [&](const std::string& name, const at::Tensor& term) {
+      return term.defined() ? ctx->saved_data[name + "_first"].toIntVector() : std::vector<int64_t>{};
+    };
+    at::Tensor grad_c2p = allocate("c2p"), grad_p2c = allocate("p2c");
+    if (grad_c2p.defined() || grad_p2c.defined())
+      dispatch_backward(grad, rel_index, ctx->saved_data["scale"].toDouble(), grad_c2p, first("c2p", grad_c2p),
+                        grad_p2c, first("p2c", grad_p2c));
     at::Tensor grad_bias;
-    if (wanted("bias_edge")) {
-      const auto sizes = ctx->saved_data["bias_sizes"].toIntVector();
-      grad_bias = at::sum_to(grad, sizes);
-    }
-    return {grad, grad_c2p, grad_p2c, at::Tensor(), at::Tensor(), grad_bias};
+    if (wanted("bias")) grad_bias = at::sum_to(grad, ctx->saved_data["bias_sizes"].toIntVector());
+    return {grad, grad_c2p, grad_p2c, at::Tensor(), at::Tensor(), grad_bias, at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor autograd_forward(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
-                            const at::Tensor& rel_index, double scale, const OptTensor& bias) {
-  return DisentangledScoresFunction::apply(content, c2p, p2c, rel_index, scale, bias);
+                            const at::Tensor& rel_index, double scale, const OptTensor& bias,
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
+  return DisentangledScoresFunction::apply(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
 }
 
 }  // namespace
 
 at::Tensor disentangled_scores(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
-                               const at::Tensor& rel_index, double scale, const OptTensor& bias) {
-  return dispatch_forward(content, c2p, p2c, rel_index, scale, bias);
+                               const at::Tensor& rel_index, double scale, const OptTensor& bias,
+                               at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
+  return dispatch_forward(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
 }
 
 }  // namespace mtbert::ops
@@ -98,11 +129,12 @@ at::Tensor disentangled_scores(const at::Tensor& content, const OptTensor& c2p, 
 TORCH_LIBRARY(mtbert, m) {
   m.def(
       "disentangled_scores(Tensor content, Tensor? c2p, Tensor? p2c, Tensor rel_index, float scale, "
-      "Tensor? bias=None) -> Tensor");
-  // Gradients of c2p and p2c ([B, H, N, span]; undefined where not wanted).
+      "Tensor? bias=None, int[] c2p_first=[], int[] p2c_first=[]) -> Tensor");
+  // Writes the gradients of c2p and p2c into the tensors given (in the
+  // terms' layouts; absent where not wanted).
   m.def(
-      "disentangled_scores_backward(Tensor grad, Tensor rel_index, int span, float scale, bool want_c2p, "
-      "bool want_p2c) -> (Tensor, Tensor)");
+      "disentangled_scores_backward(Tensor grad, Tensor rel_index, float scale, Tensor(a!)? grad_c2p, "
+      "int[] c2p_first, Tensor(b!)? grad_p2c, int[] p2c_first) -> ()");
 }
 
 TORCH_LIBRARY_IMPL(mtbert, Autograd, m) { m.impl("disentangled_scores", &mtbert::ops::autograd_forward); }

@@ -17,12 +17,25 @@
 // gradient into the [B,H,N,S] gradients of c2p and p2c in a fixed order
 // (deterministic), passes it through to content, and sums it to bias's shape.
 //
+// Banded terms. Query row i of c2p needs the rows r(i, j) of its N keys only,
+// N of the up to 2N - 1 (and key row j of p2c likewise): the position GEMMs
+// can be computed per tile of T rows against the window of W rows that tile
+// needs. A term may then be given as [B, H, tiles, T, W] (tiles * T >= N;
+// rows past N are padding) with `c2p_first` / `p2c_first` naming the first
+// relative row of each tile's window:
+//
+//   c2p[b,h,i,r] = c2p_band[b,h,i / T,i % T, r - c2p_first[i / T]]
+//
+// Every r(i, j) must fall in its row's window (checked on CPU); the gradient
+// of a banded term comes back in its layout (padding rows zero).
+//
 // Dtypes float, double, half and bfloat16 (all inputs alike); half and
 // bfloat16 accumulate in float, and their results saturate at the dtype's
 // finite extremes instead of overflowing to infinity, so a masked score (bias
 // = the dtype's lowest value) never turns into -inf and a fully masked row
 // never into NaN. Kernels: CPU (at::parallel_for) and CUDA (when built with
 // it). Inputs may be strided views; the output is contiguous.
+#include <c10/util/ArrayRef.h>
 #include <c10/util/Optional.h>
 
 #include <ATen/core/Tensor.h>
@@ -31,6 +44,7 @@ namespace mtbert::ops {
 
 at::Tensor disentangled_scores(const at::Tensor& content, const c10::optional<at::Tensor>& c2p,
                                const c10::optional<at::Tensor>& p2c, const at::Tensor& rel_index, double scale,
-                               const c10::optional<at::Tensor>& bias = c10::nullopt);
+                               const c10::optional<at::Tensor>& bias = c10::nullopt,
+                               at::IntArrayRef c2p_first = {}, at::IntArrayRef p2c_first = {});
 
 }  // namespace mtbert::ops

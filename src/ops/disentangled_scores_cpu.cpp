@@ -37,8 +37,9 @@ scalar_t saturate(acc_t<scalar_t> v) {
   return static_cast<scalar_t>(v);
 }
 
-// A term as (data, strides over [B, H, N, S]); an absent term reads a single
-// zero through zero strides, so the kernel has no per-element branches.
+// The bias and content as (data, strides over [B, H, N, N]); an absent bias
+// reads a single zero through zero strides, so the kernel has no per-element
+// branches.
 struct Operand {
   at::Tensor tensor;
   int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -50,31 +51,53 @@ Operand operand(const OptTensor& t, const at::Tensor& zero, at::IntArrayRef expa
   return {v, v.stride(0), v.stride(1), v.stride(2), v.stride(3)};
 }
 
-void check_index_range(const at::Tensor& rel_index, int64_t span) {
-  if (span == 0 || rel_index.numel() == 0) return;
-  const int64_t lo = rel_index.min().item<int64_t>(), hi = rel_index.max().item<int64_t>();
-  TORCH_CHECK(lo >= 0 && hi < span, "disentangled_scores: rel_index holds values in [", lo, ", ", hi,
-              "], outside [0, ", span, ")");
+// Every score (i, j) must find its relative row in the window its c2p row i
+// and its p2c row j hold.
+void check_windows(const int64_t* rel, int64_t n, const detail::TermLayout& c2p, const detail::TermLayout& p2c) {
+  auto check = [&](const detail::TermLayout& term, int64_t row, int64_t r, int64_t distance, const char* what) {
+    TORCH_CHECK(!term.present || (r >= term.row_first[row] && r < term.row_first[row] + term.width),
+                "disentangled_scores: rel_index row ", r, " of distance ", distance, " lies outside the rows [",
+                term.row_first[row], ", ", term.row_first[row] + term.width, ") that ", what, " ", row, " holds");
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t r = rel[i - j + n - 1];
+      check(c2p, i, r, i - j, "c2p's query row");
+      check(p2c, j, r, i - j, "p2c's key row");
+    }
+  }
+}
+
+// An absent term reads one zero: base 0, strides 0.
+template <typename scalar_t>
+const scalar_t* term_data(const OptTensor& t, const at::Tensor& zero) {
+  return detail::present(t) ? t->data_ptr<scalar_t>() : zero.data_ptr<scalar_t>();
+}
+
+std::vector<int64_t> row_bases(const detail::TermLayout& l, int64_t n) {
+  return l.present ? l.row_base : std::vector<int64_t>(n, 0);
 }
 
 at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
-                       const at::Tensor& rel_index, double scale, const OptTensor& bias) {
-  const detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
-  check_index_range(rel_index, s.span);
+                       const at::Tensor& rel_index, double scale, const OptTensor& bias, at::IntArrayRef c2p_first,
+                       at::IntArrayRef p2c_first) {
+  detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+  const auto [cl, pl] = detail::term_layouts(s, c2p, c2p_first, p2c, p2c_first);
   const int64_t B = s.batch, H = s.heads, N = s.length;
   at::Tensor out = at::empty({B, H, N, N}, content.options());
   if (out.numel() == 0) return out;
-  const at::Tensor zero = at::zeros({1}, content.options());
-  const Operand cc = operand(content, zero), cp = operand(c2p, zero), pc = operand(p2c, zero),
-                bb = operand(bias, zero, {B, H, N, N});
   const at::Tensor rel = rel_index.contiguous();
   const int64_t* rel_ptr = rel.data_ptr<int64_t>();
+  check_windows(rel_ptr, N, cl, pl);
+  const at::Tensor zero = at::zeros({1}, content.options());
+  const Operand cc = operand(content, zero), bb = operand(bias, zero, {B, H, N, N});
+  const std::vector<int64_t> c_rows = row_bases(cl, N), p_rows = row_bases(pl, N);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, content.scalar_type(), "disentangled_scores_cpu", [&] {
     using acc = acc_t<scalar_t>;
     const scalar_t* c_ptr = cc.tensor.data_ptr<scalar_t>();
-    const scalar_t* cp_ptr = cp.tensor.data_ptr<scalar_t>();
-    const scalar_t* pc_ptr = pc.tensor.data_ptr<scalar_t>();
+    const scalar_t* cp_ptr = term_data<scalar_t>(c2p, zero);
+    const scalar_t* pc_ptr = term_data<scalar_t>(p2c, zero);
     const scalar_t* b_ptr = bb.tensor.data_ptr<scalar_t>();
     scalar_t* o_ptr = out.data_ptr<scalar_t>();
     const acc sc = static_cast<acc>(scale);
@@ -88,16 +111,17 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
         const int64_t bh = task / tiles, b = bh / H, h = bh % H;
         const int64_t i0 = (task % tiles) * kTile, i1 = std::min(N, i0 + kTile);
         const scalar_t* c_bh = c_ptr + b * cc.s0 + h * cc.s1;
-        const scalar_t* cp_bh = cp_ptr + b * cp.s0 + h * cp.s1;
-        const scalar_t* pc_bh = pc_ptr + b * pc.s0 + h * pc.s1;
+        const scalar_t* cp_bh = cp_ptr + b * cl.batch_stride + h * cl.head_stride;
+        const scalar_t* pc_bh = pc_ptr + b * pl.batch_stride + h * pl.head_stride;
         const scalar_t* b_bh = b_ptr + b * bb.s0 + h * bb.s1;
         scalar_t* o_bh = o_ptr + bh * N * N;
         for (int64_t j = 0; j < N; ++j) {
-          const scalar_t* pc_j = pc_bh + j * pc.s2;
+          const scalar_t* pc_j = pc_bh + p_rows[j];
           const int64_t* rel_j = rel_ptr - j + N - 1;  // rel_j[i] is the row of distance i - j
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t r = rel_j[i];
-            const acc position = static_cast<acc>(cp_bh[i * cp.s2 + r * cp.s3]) + static_cast<acc>(pc_j[r * pc.s3]);
+            const acc position = static_cast<acc>(cp_bh[c_rows[i] + r * cl.column_stride]) +
+                                 static_cast<acc>(pc_j[r * pl.column_stride]);
             o_bh[i * N + j] = saturate<scalar_t>(static_cast<acc>(c_bh[i * cc.s2 + j * cc.s3]) + sc * position +
                                                  static_cast<acc>(b_bh[i * bb.s2 + j * bb.s3]));
           }
@@ -108,87 +132,76 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
   return out;
 }
 
-// out[b,h,i,r] = scale * sum of g[b,h,i,j] over the j with
-// table[i - j + N - 1] == r, summed in increasing j (deterministic). One task
-// per row; g contiguous [B, H, N, N], out contiguous [B, H, N, span].
+// The gradient of one term, written through its layout `l` into `out`:
+// out[b,h,row,r] = scale * sum of g over the scores of that row whose
+// distance maps to r, summed in increasing order of the other index
+// (deterministic); layout rows past N (a banded term's padding) are zero.
+// `by_query` chooses the term: c2p rows are query rows i (sums over keys j),
+// p2c rows are key rows j (sums over queries i).
 // Gradients are not saturated: an overflow must stay visible to fp16 loss
 // scaling.
-void scatter_rows(const at::Tensor& g, const at::Tensor& table, int64_t span, double scale, at::Tensor& out) {
-  const int64_t N = g.size(2), rows = g.size(0) * g.size(1) * N;
-  const int64_t* table_ptr = table.data_ptr<int64_t>();
+template <bool by_query>
+void scatter_term(const at::Tensor& g, const int64_t* table, const detail::TermLayout& l, double scale,
+                  at::Tensor& out) {
+  const int64_t H = g.size(1), N = g.size(2), BH = g.size(0) * H, blocks = (l.rows + kTile - 1) / kTile;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "disentangled_scores_backward_cpu", [&] {
     using acc = acc_t<scalar_t>;
     const scalar_t* g_ptr = g.data_ptr<scalar_t>();
     scalar_t* o_ptr = out.data_ptr<scalar_t>();
     const acc sc = static_cast<acc>(scale);
-    at::parallel_for(0, rows, std::max<int64_t>(1, 2048 / N), [&](int64_t begin, int64_t end) {
-      std::vector<acc> sum(span);
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t i = row % N;
-        const scalar_t* g_row = g_ptr + row * N;
-        const int64_t* table_i = table_ptr + i + N - 1;  // table_i[-j] is the row of distance i - j
-        std::fill(sum.begin(), sum.end(), acc(0));
-        for (int64_t j = 0; j < N; ++j) sum[table_i[-j]] += static_cast<acc>(g_row[j]);
-        scalar_t* o_row = o_ptr + row * span;
-        for (int64_t r = 0; r < span; ++r) o_row[r] = static_cast<scalar_t>(sc * sum[r]);
-      }
-    });
-  });
-}
-
-// out[b,h,j,r] = scale * sum of g[b,h,i,j] over the i with
-// table[i - j + N - 1] == r, summed in increasing i (deterministic). One task
-// per block of kTile columns, so that every row of g is read a cache line at
-// a time instead of through a transposed copy.
-void scatter_columns(const at::Tensor& g, const at::Tensor& table, int64_t span, double scale, at::Tensor& out) {
-  const int64_t N = g.size(2), BH = g.size(0) * g.size(1), blocks = (N + kTile - 1) / kTile;
-  const int64_t* table_ptr = table.data_ptr<int64_t>();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "disentangled_scores_backward_cpu", [&] {
-    using acc = acc_t<scalar_t>;
-    const scalar_t* g_ptr = g.data_ptr<scalar_t>();
-    scalar_t* o_ptr = out.data_ptr<scalar_t>();
-    const acc sc = static_cast<acc>(scale);
+    // One task per block of kTile layout rows of one (b, h). For p2c the
+    // block's columns of g are read a cache line at a time (row i of g
+    // outer) instead of through a transposed copy.
     at::parallel_for(0, BH * blocks, 1, [&](int64_t begin, int64_t end) {
-      std::vector<acc> sum(kTile * span);
+      std::vector<acc> sum(kTile * l.width);
       for (int64_t task = begin; task < end; ++task) {
-        const int64_t bh = task / blocks, j0 = (task % blocks) * kTile, j1 = std::min(N, j0 + kTile);
+        const int64_t bh = task / blocks, p0 = (task % blocks) * kTile, p1 = std::min(l.rows, p0 + kTile);
+        const int64_t valid = std::max<int64_t>(0, std::min(N, p1) - p0);
         const scalar_t* g_bh = g_ptr + bh * N * N;
         std::fill(sum.begin(), sum.end(), acc(0));
-        for (int64_t i = 0; i < N; ++i) {
-          const scalar_t* g_row = g_bh + i * N;
-          const int64_t* table_i = table_ptr + i + N - 1;  // table_i[-j] is the row of distance i - j
-          for (int64_t j = j0; j < j1; ++j) sum[(j - j0) * span + table_i[-j]] += static_cast<acc>(g_row[j]);
+        if (by_query) {
+          for (int64_t i = p0; i < p0 + valid; ++i) {
+            acc* sum_i = sum.data() + (i - p0) * l.width;
+            const int64_t* table_i = table + i + N - 1;  // table_i[-j] is the row of distance i - j
+            for (int64_t j = 0; j < N; ++j) sum_i[table_i[-j] - l.row_first[i]] += static_cast<acc>(g_bh[i * N + j]);
+          }
+        } else {
+          for (int64_t i = 0; i < N; ++i) {
+            const scalar_t* g_row = g_bh + i * N;
+            const int64_t* table_i = table + i + N - 1;
+            for (int64_t j = p0; j < p0 + valid; ++j)
+              sum[(j - p0) * l.width + table_i[-j] - l.row_first[j]] += static_cast<acc>(g_row[j]);
+          }
         }
-        scalar_t* o_block = o_ptr + (bh * N + j0) * span;
-        for (int64_t k = 0; k < (j1 - j0) * span; ++k) o_block[k] = static_cast<scalar_t>(sc * sum[k]);
+        scalar_t* o_bh = o_ptr + (bh / H) * l.batch_stride + (bh % H) * l.head_stride;
+        for (int64_t p = p0; p < p1; ++p) {
+          scalar_t* o_row = o_bh + l.row_base[p] + l.row_first[p] * l.column_stride;
+          for (int64_t w = 0; w < l.width; ++w)
+            o_row[w * l.column_stride] = static_cast<scalar_t>(sc * sum[(p - p0) * l.width + w]);
+        }
       }
     });
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, int64_t span,
-                                                double scale, bool want_c2p, bool want_p2c) {
+void backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, double scale, const OptTensor& grad_c2p,
+                  at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first) {
   TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
               "disentangled_scores_backward: grad must be [B, H, N, N], got ", grad_in.sizes());
-  const int64_t B = grad_in.size(0), H = grad_in.size(1), N = grad_in.size(2);
-  TORCH_CHECK(rel_index.dim() == 1 && rel_index.size(0) == std::max<int64_t>(2 * N - 1, 0) &&
+  detail::ScoreShape s{grad_in.size(0), grad_in.size(1), grad_in.size(2), 0};
+  TORCH_CHECK(rel_index.dim() == 1 && rel_index.size(0) == std::max<int64_t>(2 * s.length - 1, 0) &&
                   rel_index.scalar_type() == at::kLong,
               "disentangled_scores_backward: rel_index must be int64 [2N - 1]");
-  check_index_range(rel_index, span);
+  const auto [cl, pl] = detail::term_layouts(s, grad_c2p, c2p_first, grad_p2c, p2c_first);
   const at::Tensor grad = grad_in.contiguous();
   const at::Tensor rel = rel_index.contiguous();
-  at::Tensor grad_c2p = want_c2p ? at::empty({B, H, N, span}, grad.options()) : at::Tensor();
-  at::Tensor grad_p2c = want_p2c ? at::empty({B, H, N, span}, grad.options()) : at::Tensor();
-  if (B * H * N * span == 0 || !(want_c2p || want_p2c)) {
-    if (want_c2p) grad_c2p.zero_();
-    if (want_p2c) grad_p2c.zero_();
-    return {grad_c2p, grad_p2c};
+  if (s.length > 0) check_windows(rel.data_ptr<int64_t>(), s.length, cl, pl);
+  for (const auto& [term, layout] : {std::make_pair(&grad_c2p, &cl), std::make_pair(&grad_p2c, &pl)}) {
+    if (!layout->present || (*term)->numel() == 0) continue;
+    at::Tensor out = **term;
+    if (term == &grad_c2p) scatter_term<true>(grad, rel.data_ptr<int64_t>(), *layout, scale, out);
+    else scatter_term<false>(grad, rel.data_ptr<int64_t>(), *layout, scale, out);
   }
-  // c2p: row i of the score gradient sums into row i of grad_c2p; p2c:
-  // column j sums into row j of grad_p2c.
-  if (want_c2p) scatter_rows(grad, rel, span, scale, grad_c2p);
-  if (want_p2c) scatter_columns(grad, rel, span, scale, grad_p2c);
-  return {grad_c2p, grad_p2c};
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ using acc_t = std::conditional_t<std::is_same<scalar_t, double>::value, double, 
 
 struct Strides {
   int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-};
+};  // of content and bias
 
 Strides strides_of(const at::Tensor& t) {
   if (t.dim() != 4) return {};  // the single zero of an absent operand
@@ -63,50 +63,89 @@ __device__ __forceinline__ scalar_t saturate(acc_t<scalar_t> v) {
   return static_cast<scalar_t>(v);
 }
 
+// A position term on the device: its data, (b, h) strides, the column
+// stride, and per layout row the address of relative row 0 (`base`) and the
+// first row its window holds (`first`); see detail::TermLayout.
 template <typename scalar_t>
-__global__ void scores_forward_kernel(const scalar_t* __restrict__ content, Strides cs,
-                                      const scalar_t* __restrict__ c2p, Strides ps,
-                                      const scalar_t* __restrict__ p2c, Strides qs,
-                                      const scalar_t* __restrict__ bias, Strides bs,
-                                      const int64_t* __restrict__ rel, int64_t heads, int64_t n, int64_t span,
+struct Term {
+  const scalar_t* data;
+  int64_t batch_stride, head_stride, column_stride, width;
+  const int64_t* base;
+  const int64_t* first;
+};
+
+// The per-row tables of a layout, copied to the device (an absent term: one
+// zero row and zero strides, read as 0).
+std::pair<at::Tensor, at::Tensor> row_tables(const detail::TermLayout& l, int64_t n, const at::Device& device) {
+  auto options = at::TensorOptions().dtype(at::kLong);
+  auto base = l.present ? at::tensor(l.row_base, options) : at::zeros({std::max<int64_t>(n, 1)}, options);
+  auto first = l.present ? at::tensor(l.row_first, options) : at::zeros({std::max<int64_t>(n, 1)}, options);
+  return {base.to(device), first.to(device)};
+}
+
+template <typename scalar_t>
+Term<scalar_t> device_term(const OptTensor& t, const at::Tensor& zero, const detail::TermLayout& l,
+                           const std::pair<at::Tensor, at::Tensor>& tables) {
+  return {detail::present(t) ? t->data_ptr<scalar_t>() : zero.data_ptr<scalar_t>(),
+          l.batch_stride,
+          l.head_stride,
+          l.column_stride,
+          l.present ? l.width : 0,
+          tables.first.data_ptr<int64_t>(),
+          tables.second.data_ptr<int64_t>()};
+}
+
+template <typename scalar_t>
+__global__ void scores_forward_kernel(const scalar_t* __restrict__ content, Strides cs, Term<scalar_t> c2p,
+                                      Term<scalar_t> p2c, const scalar_t* __restrict__ bias, Strides bs,
+                                      const int64_t* __restrict__ rel, int64_t heads, int64_t n,
                                       acc_t<scalar_t> scale, scalar_t* __restrict__ out, int64_t total) {
   using acc = acc_t<scalar_t>;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     const int64_t j = idx % n, i = (idx / n) % n, h = (idx / (n * n)) % heads, b = idx / (n * n * heads);
     const int64_t r = rel[i - j + n - 1];
-    CUDA_KERNEL_ASSERT(span == 0 || (r >= 0 && r < span));
-    const acc position = static_cast<acc>(c2p[b * ps.s0 + h * ps.s1 + i * ps.s2 + r * ps.s3]) +
-                         static_cast<acc>(p2c[b * qs.s0 + h * qs.s1 + j * qs.s2 + r * qs.s3]);
+    CUDA_KERNEL_ASSERT(c2p.width == 0 || (r >= c2p.first[i] && r < c2p.first[i] + c2p.width));
+    CUDA_KERNEL_ASSERT(p2c.width == 0 || (r >= p2c.first[j] && r < p2c.first[j] + p2c.width));
+    const acc position =
+        static_cast<acc>(c2p.data[b * c2p.batch_stride + h * c2p.head_stride + c2p.base[i] + r * c2p.column_stride]) +
+        static_cast<acc>(p2c.data[b * p2c.batch_stride + h * p2c.head_stride + p2c.base[j] + r * p2c.column_stride]);
     const acc v = static_cast<acc>(content[b * cs.s0 + h * cs.s1 + i * cs.s2 + j * cs.s3]) + scale * position +
                   static_cast<acc>(bias[b * bs.s0 + h * bs.s1 + i * bs.s2 + j * bs.s3]);
     out[idx] = saturate<scalar_t>(v);
   }
 }
 
-// grad_c2p[b,h,i,r] = scale * sum over distances t of row r of grad[b,h,i,j(t)];
-// grad_p2c[b,h,j,r] = scale * sum over distances t of row r of grad[b,h,i(t),j].
+// One thread per gradient slot (b, h, layout row p, window column w) of a
+// term, r = first[p] + w: scale * the sum, over the distances of row r in
+// increasing order, of grad[b,h,p,j] (c2p: p is the query) or grad[b,h,i,p]
+// (p2c: p is the key). Padding rows (p >= n) get 0.
 template <typename scalar_t, bool kContentToPosition>
 __global__ void position_grad_kernel(const scalar_t* __restrict__ grad, const int64_t* __restrict__ order,
-                                     const int64_t* __restrict__ offsets, int64_t n, int64_t span,
-                                     acc_t<scalar_t> scale, scalar_t* __restrict__ out, int64_t total) {
+                                     const int64_t* __restrict__ offsets, int64_t span, int64_t heads, int64_t n,
+                                     int64_t rows, Term<scalar_t> term, acc_t<scalar_t> scale,
+                                     scalar_t* __restrict__ out, int64_t total) {
   using acc = acc_t<scalar_t>;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(blockDim.x) * gridDim.x) {
-    const int64_t r = idx % span, pos = (idx / span) % n, bh = idx / (span * n);
+    const int64_t w = idx % term.width, pos = (idx / term.width) % rows, bh = idx / (term.width * rows);
+    const int64_t r = term.first[pos] + w;
     const scalar_t* g = grad + bh * n * n;
     acc sum = 0;
-    for (int64_t s = offsets[r]; s < offsets[r + 1]; ++s) {
-      const int64_t distance = order[s] - (n - 1);  // i - j
-      if (kContentToPosition) {
-        const int64_t j = pos - distance;
-        if (j >= 0 && j < n) sum += static_cast<acc>(g[pos * n + j]);
-      } else {
-        const int64_t i = pos + distance;
-        if (i >= 0 && i < n) sum += static_cast<acc>(g[i * n + pos]);
+    if (pos < n && r < span) {
+      for (int64_t s = offsets[r]; s < offsets[r + 1]; ++s) {
+        const int64_t distance = order[s] - (n - 1);  // i - j
+        if (kContentToPosition) {
+          const int64_t j = pos - distance;
+          if (j >= 0 && j < n) sum += static_cast<acc>(g[pos * n + j]);
+        } else {
+          const int64_t i = pos + distance;
+          if (i >= 0 && i < n) sum += static_cast<acc>(g[i * n + pos]);
+        }
       }
     }
-    out[idx] = static_cast<scalar_t>(scale * sum);
+    out[(bh / heads) * term.batch_stride + (bh % heads) * term.head_stride + term.base[pos] +
+        r * term.column_stride] = static_cast<scalar_t>(scale * sum);
   }
 }
 
@@ -115,72 +154,74 @@ int64_t blocks_for(int64_t total, int threads) {
 }
 
 at::Tensor forward_cuda(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
-                        const at::Tensor& rel_index, double scale, const OptTensor& bias) {
-  const detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+                        const at::Tensor& rel_index, double scale, const OptTensor& bias, at::IntArrayRef c2p_first,
+                        at::IntArrayRef p2c_first) {
+  detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+  const auto layouts = detail::term_layouts(s, c2p, c2p_first, p2c, p2c_first);
   const c10::cuda::CUDAGuard device_guard(content.device());
   const int64_t B = s.batch, H = s.heads, N = s.length;
   at::Tensor out = at::empty({B, H, N, N}, content.options());
   const int64_t total = out.numel();
   if (total == 0) return out;
   const at::Tensor zero = at::zeros({1}, content.options());
-  const at::Tensor c2p_t = detail::present(c2p) ? *c2p : zero;
-  const at::Tensor p2c_t = detail::present(p2c) ? *p2c : zero;
   const at::Tensor bias_t = detail::present(bias) ? bias->expand({B, H, N, N}) : zero;
   const at::Tensor rel = rel_index.contiguous();
+  const auto c2p_tables = row_tables(layouts.first, N, content.device());
+  const auto p2c_tables = row_tables(layouts.second, N, content.device());
   constexpr int kThreads = 256;
   const auto stream = at::cuda::getCurrentCUDAStream();
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, content.scalar_type(), "disentangled_scores_cuda", [&] {
     scores_forward_kernel<scalar_t><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
-        content.data_ptr<scalar_t>(), strides_of(content), c2p_t.data_ptr<scalar_t>(), strides_of(c2p_t),
-        p2c_t.data_ptr<scalar_t>(), strides_of(p2c_t), bias_t.data_ptr<scalar_t>(), strides_of(bias_t),
-        rel.data_ptr<int64_t>(), H, N, s.span, static_cast<acc_t<scalar_t>>(scale), out.data_ptr<scalar_t>(),
-        total);
+        content.data_ptr<scalar_t>(), strides_of(content),
+        device_term<scalar_t>(c2p, zero, layouts.first, c2p_tables),
+        device_term<scalar_t>(p2c, zero, layouts.second, p2c_tables), bias_t.data_ptr<scalar_t>(),
+        strides_of(bias_t), rel.data_ptr<int64_t>(), H, N, static_cast<acc_t<scalar_t>>(scale),
+        out.data_ptr<scalar_t>(), total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad_in, const at::Tensor& rel_index,
-                                                 int64_t span, double scale, bool want_c2p, bool want_p2c) {
+void backward_cuda(const at::Tensor& grad_in, const at::Tensor& rel_index, double scale, const OptTensor& grad_c2p,
+                   at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first) {
   TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
               "disentangled_scores_backward: grad must be [B, H, N, N], got ", grad_in.sizes());
   const c10::cuda::CUDAGuard device_guard(grad_in.device());
-  const int64_t B = grad_in.size(0), H = grad_in.size(1), N = grad_in.size(2);
+  detail::ScoreShape s{grad_in.size(0), grad_in.size(1), grad_in.size(2), 0};
+  const int64_t N = s.length;
   TORCH_CHECK(rel_index.dim() == 1 && rel_index.size(0) == std::max<int64_t>(2 * N - 1, 0) &&
                   rel_index.scalar_type() == at::kLong,
               "disentangled_scores_backward: rel_index must be int64 [2N - 1]");
+  const auto layouts = detail::term_layouts(s, grad_c2p, c2p_first, grad_p2c, p2c_first);
   const at::Tensor grad = grad_in.contiguous();
-  at::Tensor grad_c2p = want_c2p ? at::empty({B, H, N, span}, grad.options()) : at::Tensor();
-  at::Tensor grad_p2c = want_p2c ? at::empty({B, H, N, span}, grad.options()) : at::Tensor();
-  const int64_t total = B * H * N * span;
-  if (total == 0) return {grad_c2p, grad_p2c};
+  if (s.span == 0 || s.batch * s.heads == 0) return;
 
   // The distances of each relative row, in increasing order of distance.
   const auto sorted = at::sort(rel_index, /*stable=*/true, /*dim=*/0, /*descending=*/false);
   const at::Tensor order = std::get<1>(sorted).contiguous();
   const at::Tensor offsets =
-      at::searchsorted(std::get<0>(sorted).contiguous(), at::arange(span + 1, rel_index.options()));
+      at::searchsorted(std::get<0>(sorted).contiguous(), at::arange(s.span + 1, rel_index.options()));
   constexpr int kThreads = 256;
   const auto stream = at::cuda::getCurrentCUDAStream();
+  const at::Tensor zero = at::zeros({1}, grad.options());
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_backward_cuda",
                                   [&] {
     const auto sc = static_cast<acc_t<scalar_t>>(scale);
-    if (want_c2p) {
-      position_grad_kernel<scalar_t, true><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
-          grad.data_ptr<scalar_t>(), order.data_ptr<int64_t>(), offsets.data_ptr<int64_t>(), N, span, sc,
-          grad_c2p.data_ptr<scalar_t>(), total);
+    auto launch = [&](const OptTensor& out, const detail::TermLayout& l, auto by_query) {
+      if (!l.present) return;
+      const int64_t total = s.batch * s.heads * l.rows * l.width;
+      if (total == 0) return;
+      const auto tables = row_tables(l, N, grad.device());
+      position_grad_kernel<scalar_t, decltype(by_query)::value><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
+          grad.data_ptr<scalar_t>(), order.data_ptr<int64_t>(), offsets.data_ptr<int64_t>(), s.span, s.heads, N,
+          l.rows, device_term<scalar_t>(out, zero, l, tables), sc, out->data_ptr<scalar_t>(), total);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
-    }
-    if (want_p2c) {
-      position_grad_kernel<scalar_t, false><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
-          grad.data_ptr<scalar_t>(), order.data_ptr<int64_t>(), offsets.data_ptr<int64_t>(), N, span, sc,
-          grad_p2c.data_ptr<scalar_t>(), total);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    }
+    };
+    launch(grad_c2p, layouts.first, std::true_type{});
+    launch(grad_p2c, layouts.second, std::false_type{});
   });
-  return {grad_c2p, grad_p2c};
 }
 
 }  // namespace

@@ -237,3 +237,119 @@ TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
     }
   }
 }
+
+namespace {
+
+// A term in banded form: tiles of `tile` rows (rows are queries for c2p, keys
+// for p2c), each holding the window of relative rows its rows use, cut out of
+// the full [B, H, N, S] term. Padding rows past N hold garbage (1e6), which
+// the op must never read.
+struct Banded {
+  torch::Tensor band;  // [B, H, tiles, tile, W]
+  std::vector<int64_t> first;
+};
+
+Banded banded(const torch::Tensor& full, const torch::Tensor& index, int64_t tile, bool by_query) {
+  const int64_t B = full.size(0), H = full.size(1), N = full.size(2), S = full.size(3);
+  const int64_t tiles = (N + tile - 1) / tile;
+  auto rows = row_matrix(index, N);  // [N, N]: (i, j) -> row
+  if (!by_query) rows = rows.t();     // (j, i) -> row
+  std::vector<int64_t> lo(tiles), hi(tiles);
+  int64_t width = 0;
+  for (int64_t t = 0; t < tiles; ++t) {
+    auto block = rows.narrow(0, t * tile, std::min(tile, N - t * tile));
+    lo[t] = block.min().item<int64_t>();
+    hi[t] = block.max().item<int64_t>();
+    width = std::max(width, hi[t] - lo[t] + 1);
+  }
+  Banded b;
+  b.band = torch::full({B, H, tiles, tile, width}, 1e6, full.options());
+  for (int64_t t = 0; t < tiles; ++t) {
+    b.first.push_back(std::min(lo[t], S - width));
+    const int64_t count = std::min(tile, N - t * tile);
+    b.band.select(2, t).narrow(2, 0, count).copy_(full.narrow(2, t * tile, count).narrow(3, b.first[t], width));
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("disentangled_scores takes banded terms: same scores, gradients in the band's layout", "[ops][relpos]") {
+  // Monotone tables (clamped, and N beyond the tiles) and an arbitrary one.
+  for (const Case& c : {Case{2, 3, 37, 8}, Case{2, 2, 40, 64}, Case{1, 2, 11, 3, true, true, true, true}}) {
+    for (int64_t tile : {4, 16}) {
+      Inputs in = make_inputs(c, torch::kDouble, 21);
+      auto grad = torch::randn({c.batch, c.heads, c.length, c.length}, torch::kDouble);
+      auto c2p = in.c2p.clone().requires_grad_(true), p2c = in.p2c.clone().requires_grad_(true);
+      auto full = ops::disentangled_scores(in.content, c2p, p2c, in.index, 0.7, in.bias);
+      full.backward(grad);
+      Banded bc = banded(in.c2p, in.index, tile, true), bp = banded(in.p2c, in.index, tile, false);
+      auto c2p_band = bc.band.clone().requires_grad_(true), p2c_band = bp.band.clone().requires_grad_(true);
+      auto out = ops::disentangled_scores(in.content, c2p_band, p2c_band, in.index, 0.7, in.bias, bc.first, bp.first);
+      out.backward(grad);
+      INFO("N=" << c.length << " k=" << c.k << " tile=" << tile);
+      CHECK(torch::allclose(out, full, 1e-12, 0));
+      // The band's gradient is the full gradient's window; padding rows are 0.
+      auto window = [&](const torch::Tensor& g, bool by_query, const torch::Tensor& padding) {
+        return banded(g, in.index, tile, by_query).band.masked_fill(padding, 0);
+      };
+      CHECK(torch::allclose(c2p_band.grad(), window(c2p.grad(), true, bc.band == 1e6), 1e-12, 0));
+      CHECK(torch::allclose(p2c_band.grad(), window(p2c.grad(), false, bp.band == 1e6), 1e-12, 0));
+      // Every full-gradient entry outside the windows is zero: nothing lost.
+      CHECK(c2p_band.grad().sum().item<double>() == Approx(c2p.grad().sum().item<double>()).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("disentangled_scores with banded terms passes gradcheck in double", "[ops][relpos][gradcheck]") {
+  Case c{2, 2, 7, 3};
+  Inputs in = make_inputs(c, torch::kDouble, 8);
+  Banded bc = banded(in.c2p, in.index, 3, true), bp = banded(in.p2c, in.index, 3, false);
+  auto f = [&](const std::vector<torch::Tensor>& x) {
+    return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, c10::nullopt, bc.first, bp.first);
+  };
+  auto result =
+      test::gradcheck(f, {in.content, bc.band.masked_fill(bc.band == 1e6, 0), bp.band.masked_fill(bp.band == 1e6, 0),
+                          in.index},
+                      {true, true, true, false});
+  INFO(result.worst);
+  CHECK(result.ok);
+  CHECK(result.entries > 0);
+}
+
+TEST_CASE("disentangled_scores rejects banded terms that miss a row", "[ops][relpos]") {
+  Case c{1, 2, 9, 4};
+  Inputs in = make_inputs(c, torch::kFloat, 9);
+  Banded bc = banded(in.c2p, in.index, 4, true), bp = banded(in.p2c, in.index, 4, false);
+  CHECK_NOTHROW(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt, bc.first, bp.first));
+  std::vector<int64_t> shifted = bc.first;
+  shifted[1] += 1;  // the window no longer holds the tile's first row
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt, shifted,
+                                             bp.first),
+                    Catch::Contains("outside the rows"));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt,
+                                             std::vector<int64_t>{0}, bp.first),
+                    Catch::Contains("one row per tile"));
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, bp.band, in.index, 1.0, c10::nullopt, bc.first, bp.first),
+                  c10::Error);  // a first row list for a full term
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, bc.band.narrow(2, 0, 2), bp.band, in.index, 1.0, c10::nullopt,
+                                           std::vector<int64_t>{0, 1}, bp.first),
+                  c10::Error);  // tiles * T < N
+}
+
+TEST_CASE("disentangled_scores with banded terms on CUDA equals CPU", "[ops][relpos][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device (the CUDA kernel is compile-checked by ops.cuda_kernels_compile)");
+  Case c{2, 3, 37, 8};
+  Inputs in = make_inputs(c, torch::kFloat, 31);
+  Banded bc = banded(in.c2p, in.index, 16, true), bp = banded(in.p2c, in.index, 16, false);
+  auto grad = torch::randn({c.batch, c.heads, c.length, c.length});
+  auto run = [&](torch::Device device) {
+    auto c2p = bc.band.to(device).requires_grad_(true), p2c = bp.band.to(device).requires_grad_(true);
+    auto out = ops::disentangled_scores(in.content.to(device), c2p, p2c, in.index.to(device), 0.7,
+                                        in.bias.to(device), bc.first, bp.first);
+    out.backward(grad.to(device));
+    return std::vector<torch::Tensor>{out.cpu(), c2p.grad().cpu(), p2c.grad().cpu()};
+  };
+  auto cpu = run(torch::kCPU), cuda = run(torch::kCUDA);
+  for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], 1e-5 * 2 * c.length, 1e-5) <= 0);
+}
