@@ -27,6 +27,7 @@ void BertEncoderImpl::add_relative_positions(EncoderContext& ctx, int64_t length
   auto rows = rel_embeddings->weight.narrow(0, positions.first, positions.span);
   ctx.relative_embeddings = LayerNorm ? LayerNorm(rows) : rows;
   ctx.relative_index = positions.index;
+  ctx.relative_band = positions.band;
 }
 
 torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers) {

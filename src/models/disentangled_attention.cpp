@@ -28,6 +28,37 @@ DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& 
   pos_dropout = register_module("pos_dropout", Dropout(c.hidden_dropout_prob));
 }
 
+// The position GEMMs batch over heads with all tokens of the batch as rows,
+// [heads, B*N, d] x [heads, d, S], so the relative keys/queries are not copied
+// once per sequence; the result is viewed as [B, heads, N, S] (the op takes
+// strided operands).
+torch::Tensor DisentangledSelfAttentionImpl::full_product(const torch::Tensor& tokens,
+                                                          const torch::Tensor& rel) const {
+  const int64_t batch = tokens.size(0), len = tokens.size(1), span = rel.size(0);
+  auto by_head = tokens.view({batch * len, heads_, head_dim_}).transpose(0, 1);
+  auto rel_by_head = rel.view({span, heads_, head_dim_}).permute({1, 2, 0});
+  return torch::bmm(by_head, rel_by_head).view({heads_, batch, len, span}).permute({1, 0, 2, 3});
+}
+
+// The banded form: each tile of rows against the window of relative rows it
+// uses, [heads * tiles, B*T, d] x [heads * tiles, d, W] (one copy of the
+// tokens into tile order, rows past N zero), viewed as the op's
+// [B, heads, tiles, T, W]. At N = 128 a window is 159 of 255 rows.
+torch::Tensor DisentangledSelfAttentionImpl::banded_product(const torch::Tensor& tokens, const torch::Tensor& rel,
+                                                            const torch::Tensor& window_rows,
+                                                            const RelativeBand& band) const {
+  const int64_t batch = tokens.size(0), len = tokens.size(1), tile = band.tile_rows, width = band.width;
+  const int64_t tiles = (len + tile - 1) / tile;
+  auto x = tokens.view({batch, len, heads_, head_dim_});
+  if (tiles * tile > len) x = torch::constant_pad_nd(x, {0, 0, 0, 0, 0, tiles * tile - len});
+  x = x.view({batch, tiles, tile, heads_, head_dim_}).permute({3, 1, 0, 2, 4}).reshape({-1, batch * tile, head_dim_});
+  auto windows = rel.index_select(0, window_rows)
+                     .view({tiles, width, heads_, head_dim_})
+                     .permute({2, 0, 3, 1})
+                     .reshape({-1, head_dim_, width});
+  return torch::bmm(x, windows).view({heads_, tiles, batch, tile, width}).permute({2, 0, 1, 3, 4});
+}
+
 torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                                      const torch::Tensor& query_states) {
   const int64_t batch = hidden.size(0), len = hidden.size(1);
@@ -46,23 +77,24 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
                 "disentangled attention needs the relative positions in its EncoderContext "
                 "(BertEncoder::add_relative_positions)");
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
-    const int64_t span = rel.size(0);
-    // The position GEMMs batch over heads with all tokens of the batch as rows,
-    // [heads, B*N, d] x [heads, d, S], so the relative keys/queries are not
-    // copied once per sequence; the result is viewed as [B, heads, N, S]
-    // (the op takes strided operands).
-    auto by_head = [&](const torch::Tensor& x) { return x.view({batch * len, heads_, head_dim_}).transpose(0, 1); };
-    auto rel_by_head = [&](const torch::Tensor& x) { return x.view({span, heads_, head_dim_}).permute({1, 2, 0}); };
-    auto as_scores = [&](const torch::Tensor& x) { return x.view({heads_, batch, len, span}).permute({1, 0, 2, 3}); };
+    auto rel_keys = [&] { return share_att_key_ ? key(rel) : pos_key_proj(rel); };
+    auto rel_queries = [&] { return (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_; };
     c10::optional<torch::Tensor> c2p, p2c;
-    if (c2p_)
-      c2p = as_scores(torch::bmm(by_head(q_tokens), rel_by_head(share_att_key_ ? key(rel) : pos_key_proj(rel))));
-    if (p2c_)
-      p2c = as_scores(torch::bmm(by_head(k_tokens),
-                                 rel_by_head((share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_)));
+    std::vector<int64_t> c2p_first, p2c_first;
+    const RelativeBand& band = ctx.relative_band;
+    if (band.tile_rows > 0) {
+      if (c2p_) c2p = banded_product(q_tokens, rel_keys(), band.c2p_rows, band);
+      if (p2c_) p2c = banded_product(k_tokens, rel_queries(), band.p2c_rows, band);
+      if (c2p_) c2p_first = band.c2p_first;
+      if (p2c_) p2c_first = band.p2c_first;
+    } else {
+      if (c2p_) c2p = full_product(q_tokens, rel_keys());
+      if (p2c_) p2c = full_product(k_tokens, rel_queries());
+    }
     scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_index, 1.0,
                                       ctx.attention_bias.defined() ? c10::optional<torch::Tensor>(ctx.attention_bias)
-                                                                   : c10::nullopt);
+                                                                   : c10::nullopt,
+                                      c2p_first, p2c_first);
   } else {
     scores = ctx.attention_bias.defined() ? content + ctx.attention_bias : content;
   }

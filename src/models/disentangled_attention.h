@@ -41,6 +41,12 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
   Dropout pos_dropout{nullptr};
 
  private:
+  // tokens [B, N, H] x relative rows [S, H] per head: [B, heads, N, S], or
+  // the banded [B, heads, tiles, T, W] (ops/disentangled_scores.h).
+  torch::Tensor full_product(const torch::Tensor& tokens, const torch::Tensor& rel) const;
+  torch::Tensor banded_product(const torch::Tensor& tokens, const torch::Tensor& rel, const torch::Tensor& window_rows,
+                               const RelativeBand& band) const;
+
   int64_t heads_;
   int64_t head_dim_;
   bool c2p_, p2c_, relative_, share_att_key_;

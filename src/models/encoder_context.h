@@ -8,6 +8,18 @@
 
 namespace mtbert {
 
+// The banded position GEMMs of disentangled attention for one sequence
+// length (see ops/disentangled_scores.h): query rows (c2p) and key rows (p2c)
+// in tiles of `tile_rows`, tile t using the `width` relative rows from
+// c2p_first[t] (p2c_first[t]); c2p_rows / p2c_rows [tiles * width] (int64, on
+// the model's device) list those rows, to gather each tile's window of the
+// projected relative embeddings. tile_rows 0: the full products.
+struct RelativeBand {
+  int64_t tile_rows = 0, width = 0;
+  std::vector<int64_t> c2p_first, p2c_first;
+  torch::Tensor c2p_rows, p2c_rows;
+};
+
 struct EncoderContext {
   // Additive attention bias broadcastable to [B, heads, N, N]: 0 where a key
   // may be attended to, the dtype's lowest value where it is padding.
@@ -19,6 +31,7 @@ struct EncoderContext {
   // [2N - 1] row of each distance within them (see relative_position.h).
   torch::Tensor relative_embeddings;
   torch::Tensor relative_index;
+  RelativeBand relative_band;
 
   // When set, each layer appends its attention probabilities [B, heads, N, N].
   std::vector<torch::Tensor>* attention_probs = nullptr;

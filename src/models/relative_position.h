@@ -19,6 +19,7 @@
 
 #include <torch/types.h>
 
+#include "models/encoder_context.h"
 #include "models/model_config.h"
 
 namespace mtbert {
@@ -38,10 +39,23 @@ struct RelativePositions {
   torch::Tensor index;
   int64_t first = 0;  // first row of the relative embedding table in use
   int64_t span = 0;   // rows in use
+  RelativeBand band;  // the tiles of the banded position GEMMs at this length
 };
 
-// The table above for the sequence lengths a model meets, built once per
-// (length, device) on that device and kept (2N - 1 integers each). Safe to
+// Tiles of the banded position GEMMs: `tile_rows` rows per tile, used from
+// `min_length` on (below it the full products are used); measured in
+// BENCHMARKS.md ("Banded position GEMMs").
+constexpr int64_t kBandTileRows = 32;
+constexpr int64_t kBandMinLength = 96;
+
+// The band of a [2N - 1] row table (on the CPU) for tiles of `tile_rows`, on
+// `device`: each tile's window is the smallest block of rows holding every
+// row its queries (c2p) or keys (p2c) use; all windows get the widest one's
+// width, shifted down where they would pass the last row.
+RelativeBand relative_band(const torch::Tensor& index, int64_t tile_rows, const torch::Device& device);
+
+// The table above (and its band) for the sequence lengths a model meets,
+// built once per (length, device) on that device and kept. Safe to
 // share between threads.
 class RelativePositionCache {
  public:

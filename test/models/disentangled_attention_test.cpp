@@ -7,7 +7,9 @@
 
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
+#include "models/disentangled_attention.h"
 #include "models/pretrained_model.h"
+#include "models/relative_position.h"
 #include "support/small_deberta_config.h"
 #include "support/test_support.h"
 
@@ -116,6 +118,57 @@ TEST_CASE("disentangled attention: names, padding invariance, gradients, half pr
       const double diff = ((out - reference) * keep).abs().max().item<double>();
       std::cout << "bf16 model: max-abs difference to fp32 " << diff << "\n";
       CHECK(diff < 0.3);
+    }
+  }
+}
+
+TEST_CASE("banded position GEMMs equal the full products, forward and backward", "[models][deberta][relpos]") {
+  ModelConfig base = test::small_deberta_config();
+  // Long sequences against wide tables (clamped, and log buckets), with shared
+  // and with separate position projections.
+  struct Variant {
+    int64_t buckets, max_relative;
+    bool share;
+  };
+  for (const Variant& v : {Variant{-1, 256, true}, Variant{64, 512, false}}) {
+    ModelConfig c = base;
+    c.position_buckets = v.buckets;
+    c.max_relative_positions = v.max_relative;
+    c.share_att_key = v.share;
+    torch::manual_seed(17);
+    DisentangledSelfAttention attention(c);
+    attention->eval();  // no dropout: both runs see the same inputs
+    const int64_t length = 100;
+    RelativePositionCache cache(c);
+    const RelativePositions positions = cache.get(length, torch::kCPU);
+    REQUIRE(positions.band.tile_rows == kBandTileRows);  // long enough for the band
+    auto hidden = torch::randn({3, length, c.hidden_size});
+    auto relative = torch::randn({positions.span, c.hidden_size});
+    auto run = [&](const RelativeBand& band) {
+      EncoderContext ctx;
+      ctx.relative_embeddings = relative.clone().requires_grad_(true);
+      ctx.relative_index = positions.index;
+      ctx.relative_band = band;
+      auto mask = torch::ones({3, length}, torch::kLong);
+      mask.index_put_({1, torch::indexing::Slice(60, length)}, 0);
+      ctx.attention_bias = attention_bias_from_mask(mask, torch::kFloat);
+      auto x = hidden.clone().requires_grad_(true);
+      attention->zero_grad();
+      auto out = attention(x, ctx);
+      out.pow(2).sum().backward();
+      std::vector<torch::Tensor> result = {out, x.grad(), ctx.relative_embeddings.grad()};
+      for (const auto& p : attention->parameters()) result.push_back(p.grad().clone());
+      return result;
+    };
+    // Tiles of 7 rows: 100 is no multiple, so the last tile is padded.
+    const auto full = run(RelativeBand{}), banded = run(positions.band),
+               odd = run(relative_band(positions.index, 7, torch::kCPU));
+    INFO("buckets " << v.buckets << ", span " << positions.span << ", band width " << positions.band.width);
+    CHECK(positions.band.width < positions.span);
+    for (size_t k = 0; k < full.size(); ++k) {
+      INFO("output " << k);
+      CHECK(torch::allclose(banded[k], full[k], 1e-4, 1e-5));
+      CHECK(torch::allclose(odd[k], full[k], 1e-4, 1e-5));
     }
   }
 }

@@ -90,3 +90,23 @@ TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k
     CHECK(other.index.size(0) == 11);
   }
 }
+
+TEST_CASE("the band of the position GEMMs: each tile's window, worked out by hand", "[models][relpos]") {
+  // N = 6, clamped at k = 3: rows of distances -5..5 are 0 0 0 1 2 3 4 5 5 5 5.
+  auto index = torch::tensor({0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5}, torch::kLong);
+  const RelativeBand band = relative_band(index, 4, torch::kCPU);
+  CHECK(band.tile_rows == 4);
+  // Queries 0-3 read entries 0..8 (rows 0..5), queries 4-5 entries 4..9 (rows
+  // 2..5); keys 0-3 entries 2..10 (rows 0..5), keys 4-5 entries 0..6 (rows 0..4).
+  CHECK(band.width == 6);
+  CHECK(band.c2p_first == std::vector<int64_t>{0, 0});
+  CHECK(band.p2c_first == std::vector<int64_t>{0, 0});
+  // At N = 128 unclamped (k = 256) a tile of 32 rows needs 32 + 127 = 159 of
+  // the 255 rows, its window 32 rows further along per tile.
+  auto wide = torch::arange(255, torch::kLong);
+  const RelativeBand b = relative_band(wide, 32, torch::kCPU);
+  CHECK(b.width == 159);
+  CHECK(b.c2p_first == std::vector<int64_t>{0, 32, 64, 96});
+  CHECK(b.p2c_first == std::vector<int64_t>{96, 64, 32, 0});
+  CHECK(torch::equal(b.c2p_rows.narrow(0, 159, 159), torch::arange(32, 191, torch::kLong)));
+}
