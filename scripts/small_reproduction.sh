@@ -67,6 +67,8 @@ done
 report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained"
 report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not" \
   --against "not pretrained (BERT weights, EMD)"
+report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-emd" \
+  --against "pretrained with EMD"
 # Each row of the final and DeBERTa tables adds one thing to the row above
 # it, and the PAL report reads its frozen rows against each other: the claims
 # of REPRODUCTION.md compare those pairs too.
