@@ -13,9 +13,11 @@
 //            CPU bytes allocated beyond the inputs (output and gradients
 //            included), measured by a counting allocator.
 //   step     one training step (forward, backward, AdamW) of a 4-layer,
-//            256-wide encoder at N = 128: BERT against DeBERTa-style.
+//            256-wide encoder at N = 128 (or each --length, B = 4096 / N):
+//            BERT against DeBERTa-style, as it runs (banded position GEMMs
+//            where they pay) and with the full products always.
 //
-//   mtbert_bench_relpos [--quick] [--threads T] [--only op|step] [--length N]...
+//   mtbert_bench_relpos [--quick] [--clamped] [--threads T] [--only op|step] [--length N]...
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -228,7 +230,9 @@ void bench_op(bench::CountingAllocator& memory, bool quick, std::vector<int64_t>
   }
 }
 
-ModelConfig small_encoder(bool deberta) {
+// DeBERTa-v3's options; `clamped`: DeBERTa-v2's clamped distances instead of
+// log buckets (k = 512).
+ModelConfig small_encoder(bool deberta, bool clamped) {
   ModelConfig c;
   c.vocab_size = 30522;
   c.hidden_size = 256;
@@ -237,11 +241,10 @@ ModelConfig small_encoder(bool deberta) {
   c.intermediate_size = 1024;
   c.max_position_embeddings = 512;
   if (deberta) {
-    // DeBERTa-v3's options.
     c.model_type = "deberta-v2";
     c.type_vocab_size = 0;
     c.relative_attention = true;
-    c.position_buckets = 256;
+    c.position_buckets = clamped ? -1 : 256;
     c.max_relative_positions = 512;
     c.pos_att_type = {"p2c", "c2p"};
     c.share_att_key = true;
@@ -251,17 +254,23 @@ ModelConfig small_encoder(bool deberta) {
   return c;
 }
 
-void bench_training_step(bench::CountingAllocator& memory, bool quick) {
-  const int64_t B = quick ? 8 : 32, N = 128;
+// At length N the batch holds 4,096 tokens (B = 4096 / N; 32 at N = 128).
+void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N, int rounds, bool clamped) {
+  const int64_t B = std::max<int64_t>(1, (quick ? 1024 : 4096) / N);
   struct Setup {
     std::string name;
     BertModel model{nullptr};
     std::unique_ptr<torch::optim::AdamW> optimizer;
   };
   std::vector<Setup> setups;
-  for (const bool deberta : {false, true}) {
+  // The DeBERTa-style model twice: as it runs (banded position GEMMs where
+  // they pay, relative_position.h) and with the full products always.
+  for (const auto* name : {"bert", "deberta_v3_style", "deberta_v3_style_full_products"}) {
+    const bool deberta = std::string(name) != "bert";
     torch::manual_seed(0);
-    Setup s{deberta ? "deberta_v3_style" : "bert", BertModel(small_encoder(deberta), BertModelOptions{false}), nullptr};
+    Setup s{name, BertModel(small_encoder(deberta, clamped), BertModelOptions{false}), nullptr};
+    if (std::string(name) == "deberta_v3_style_full_products")
+      s.model->encoder->set_banded_positions(false);
     s.model->initialize_weights();
     s.model->train();
     s.optimizer = std::make_unique<torch::optim::AdamW>(s.model->parameters(), torch::optim::AdamWOptions(1e-4));
@@ -269,7 +278,7 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick) {
   }
   auto ids = torch::randint(1, 30522, {B, N}, torch::kLong);
   auto mask = torch::ones({B, N}, torch::kLong);
-  mask.index_put_({torch::indexing::Slice(0, B / 2), torch::indexing::Slice(N - 16, N)}, 0);
+  mask.index_put_({torch::indexing::Slice(0, std::max<int64_t>(1, B / 2)), torch::indexing::Slice(N - N / 8, N)}, 0);
   auto target = torch::randn({B, N, 256});
   std::vector<Candidate> steps;
   for (auto& s : setups) {
@@ -280,7 +289,7 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick) {
                        s.optimizer->step();
                      }});
   }
-  auto m = measure(memory, quick ? 3 : 31, steps);
+  auto m = measure(memory, quick ? 3 : rounds, steps);
   // The ratio of each round's two steps, run back to back, then the median:
   // a slow spell of the shared machine hits both steps of a round alike.
   auto paired_ratio = [&](size_t k) {
@@ -293,10 +302,10 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick) {
     int64_t parameters = 0;
     for (const auto& p : setups[k].model->parameters()) parameters += p.numel();
     fmt::print(
-        "{{\"bench\": \"training_step\", \"model\": \"{}\", \"layers\": 4, \"hidden\": 256, \"heads\": 4, "
+        "{{\"bench\": \"training_step\", \"model\": \"{}\", \"positions\": \"{}\", \"layers\": 4, \"hidden\": 256, \"heads\": 4, "
         "\"B\": {}, \"N\": {}, \"parameters\": {}, \"median_ms\": {:.2f}, \"cpu_ms\": {:.2f}, \"peak_bytes\": {}, "
         "\"ratio_to_bert\": {:.3f}, \"cpu_ratio_to_bert\": {:.3f}, \"paired_ratio_to_bert\": {:.3f}}}\n",
-        setups[k].name, B, N, parameters, m[k].median_ms, m[k].median_cpu_ms, m[k].peak_bytes,
+        setups[k].name, clamped ? "clamped" : "log buckets", B, N, parameters, m[k].median_ms, m[k].median_cpu_ms, m[k].peak_bytes,
         m[k].median_ms / m[0].median_ms, m[k].median_cpu_ms / m[0].median_cpu_ms, paired_ratio(k));
     std::fflush(stdout);
   }
@@ -305,17 +314,18 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, clamped = false;
   int threads = 0;
   std::string only;
   std::vector<int64_t> lengths;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--clamped") == 0) clamped = true;
     else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (std::strcmp(argv[i], "--length") == 0 && i + 1 < argc) lengths.push_back(std::atoll(argv[++i]));
     else {
-      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--threads T] [--only op|step] [--length N]...\n");
+      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--clamped] [--threads T] [--only op|step] [--length N]...\n");
       return 2;
     }
   }
@@ -324,6 +334,10 @@ int main(int argc, char** argv) {
   fmt::print("{{\"bench\": \"setup\", \"threads\": {}, \"torch\": \"{}\"}}\n", used, torch_version_string());
   auto& memory = bench::CountingAllocator::install();
   if (only.empty() || only == "op") bench_op(memory, quick, lengths);
-  if (only.empty() || only == "step") bench_training_step(memory, quick);
+  if (only.empty() || only == "step") {
+    // The step at N = 128 by default (31 rounds); at each --length given, 11.
+    if (lengths.empty()) bench_training_step(memory, quick, 128, 31, clamped);
+    for (const int64_t n : lengths) bench_training_step(memory, quick, n, 11, clamped);
+  }
   return 0;
 }

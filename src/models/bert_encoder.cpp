@@ -30,6 +30,10 @@ void BertEncoderImpl::add_relative_positions(EncoderContext& ctx, int64_t length
   ctx.relative_band = positions.band;
 }
 
+void BertEncoderImpl::set_banded_positions(bool banded) {
+  if (relative_positions_) relative_positions_->set_banded(banded);
+}
+
 torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers) {
   const int64_t count = layers < 0 ? static_cast<int64_t>(layer->size()) : layers;
   for (int64_t i = 0; i < count; ++i) hidden = layer[i]->as<BertLayer>()->forward(hidden, ctx);

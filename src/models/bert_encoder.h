@@ -20,10 +20,14 @@ class BertEncoderImpl : public torch::nn::Module {
   // Runs the first `layers` layers (all of them when negative).
   torch::Tensor forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers = -1);
 
-  // Sets ctx.relative_embeddings and ctx.relative_index for sequences of
+  // Sets ctx.relative_embeddings, ctx.relative_index and ctx.relative_band for sequences of
   // `length` on `device` (a no-op without relative attention). Once per
   // forward pass: the layers (and EMD passes) share them.
   void add_relative_positions(EncoderContext& ctx, int64_t length, const torch::Device& device);
+
+  // Banded position GEMMs where they pay (the default) or never; for
+  // benchmarks of the band itself (relative_position.h).
+  void set_banded_positions(bool banded);
 
   torch::nn::ModuleList layer{nullptr};
   torch::nn::Embedding rel_embeddings{nullptr};  // [2k, H], with relative_attention

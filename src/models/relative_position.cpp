@@ -60,6 +60,12 @@ RelativeBand relative_band(const torch::Tensor& index, int64_t tile_rows, const 
 RelativePositionCache::RelativePositionCache(const ModelConfig& c)
     : span_(c.relative_span()), buckets_(c.position_buckets), max_position_(c.effective_max_relative_positions()) {}
 
+void RelativePositionCache::set_banded(bool banded) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  banded_ = banded;
+  entries_.clear();
+}
+
 RelativePositions RelativePositionCache::get(int64_t length, const torch::Device& device) {
   const auto key = std::make_tuple(length, static_cast<int>(device.type()), static_cast<int>(device.index()));
   std::lock_guard<std::mutex> lock(mutex_);
@@ -79,7 +85,11 @@ RelativePositions RelativePositionCache::get(int64_t length, const torch::Device
     entry.first = rows.min().item<int64_t>();
     entry.span = rows.max().item<int64_t>() - entry.first + 1;
     entry.index = rows - entry.first;
-    if (length >= kBandMinLength) entry.band = relative_band(entry.index, kBandTileRows, device);
+    if (banded_ && length >= 2 * kBandTileRows) {
+      RelativeBand band = relative_band(entry.index, kBandTileRows, device);
+      if (static_cast<double>(band.width) <= kBandMaxWidthShare * static_cast<double>(entry.span))
+        entry.band = std::move(band);
+    }
   }
   entries_.emplace(key, entry);
   return entry;

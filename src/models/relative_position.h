@@ -42,11 +42,13 @@ struct RelativePositions {
   RelativeBand band;  // the tiles of the banded position GEMMs at this length
 };
 
-// Tiles of the banded position GEMMs: `tile_rows` rows per tile, used from
-// `min_length` on (below it the full products are used); measured in
-// BENCHMARKS.md ("Banded position GEMMs").
+// The banded position GEMMs: tiles of kBandTileRows rows, used where each
+// tile's window is at most kBandMaxWidthShare of the rows in use (below that
+// the smaller GEMMs save more than the band's copies cost; measured in
+// BENCHMARKS.md, "Banded position GEMMs"): at N = 128, 159 of 255 rows; with
+// log buckets the windows of longer sequences cover most of the table.
 constexpr int64_t kBandTileRows = 32;
-constexpr int64_t kBandMinLength = 96;
+constexpr double kBandMaxWidthShare = 0.65;
 
 // The band of a [2N - 1] row table (on the CPU) for tiles of `tile_rows`, on
 // `device`: each tile's window is the smallest block of rows holding every
@@ -61,11 +63,15 @@ class RelativePositionCache {
  public:
   explicit RelativePositionCache(const ModelConfig& config);
   RelativePositions get(int64_t length, const torch::Device& device);
+  // Whether to band where it pays (the default) or never (drops the tables
+  // built). For benchmarks of the band itself.
+  void set_banded(bool banded);
 
  private:
   int64_t span_;           // k
   int64_t buckets_;        // <= 0: no bucketing
   int64_t max_position_;   // for the bucket formula
+  bool banded_ = true;
   std::mutex mutex_;
   std::map<std::tuple<int64_t, int, int>, RelativePositions> entries_;
 };

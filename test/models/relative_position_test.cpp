@@ -110,3 +110,26 @@ TEST_CASE("the band of the position GEMMs: each tile's window, worked out by han
   CHECK(b.p2c_first == std::vector<int64_t>{96, 64, 32, 0});
   CHECK(torch::equal(b.c2p_rows.narrow(0, 159, 159), torch::arange(32, 191, torch::kLong)));
 }
+
+TEST_CASE("the model bands its position GEMMs only where the windows are narrow", "[models][relpos]") {
+  ModelConfig c;
+  c.model_type = "deberta-v2";
+  c.relative_attention = true;
+  c.pos_att_type = {"c2p", "p2c"};
+  c.max_position_embeddings = 512;
+  c.max_relative_positions = 512;
+  // DeBERTa-v3's log buckets: at N = 128 a window is 159 of 255 rows; at
+  // N = 256, 276 of 385 (the buckets compress the far distances).
+  c.position_buckets = 256;
+  RelativePositionCache buckets(c);
+  CHECK(buckets.get(128, torch::kCPU).band.width == 159);
+  CHECK(buckets.get(256, torch::kCPU).band.tile_rows == 0);
+  CHECK(buckets.get(32, torch::kCPU).band.tile_rows == 0);  // a single tile
+  // Clamped distances: windows of 32 + N - 1 of 2N - 1 rows.
+  c.position_buckets = -1;
+  RelativePositionCache clamped(c);
+  CHECK(clamped.get(256, torch::kCPU).band.width == 287);
+  CHECK(clamped.get(512, torch::kCPU).band.width == 543);
+  clamped.set_banded(false);
+  CHECK(clamped.get(512, torch::kCPU).band.tile_rows == 0);
+}
