@@ -17,7 +17,10 @@
 //            BERT against DeBERTa-style, as it runs (banded position GEMMs
 //            where they pay) and with the full products always.
 //
-//   mtbert_bench_relpos [--quick] [--clamped] [--threads T] [--only op|step] [--length N]...
+//   mtbert_bench_relpos [--quick] [--clamped] [--profile] [--threads T] [--only op|step] [--length N]...
+//
+// --profile adds, per model of the step case, its operators by self time
+// (LibTorch's profiler over 3 more steps).
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -30,6 +33,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "cli/op_profile.h"
 #include "core/runtime.h"
 #include "counting_allocator.h"
 #include "models/bert_model.h"
@@ -255,7 +259,8 @@ ModelConfig small_encoder(bool deberta, bool clamped) {
 }
 
 // At length N the batch holds 4,096 tokens (B = 4096 / N; 32 at N = 128).
-void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N, int rounds, bool clamped) {
+void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N, int rounds, bool clamped,
+                         bool profile) {
   const int64_t B = std::max<int64_t>(1, (quick ? 1024 : 4096) / N);
   struct Setup {
     std::string name;
@@ -309,23 +314,38 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N
         m[k].median_ms / m[0].median_ms, m[k].median_cpu_ms / m[0].median_cpu_ms, paired_ratio(k));
     std::fflush(stdout);
   }
+  if (!profile) return;
+  // Where each model's step goes: 3 more steps under the operator profiler.
+  for (size_t k = 0; k < setups.size(); ++k) {
+    const auto ops = cli::profile_ops(steps[k].run, 3);
+    double total = 0;
+    for (const auto& op : ops) total += op.self_ms;
+    std::string top;
+    for (size_t i = 0; i < std::min<size_t>(ops.size(), 12); ++i)
+      top += fmt::format("{}{{\"op\": \"{}\", \"calls\": {:.0f}, \"self_ms\": {:.2f}}}", i ? ", " : "", ops[i].op,
+                         ops[i].calls, ops[i].self_ms);
+    fmt::print("{{\"bench\": \"training_step_profile\", \"model\": \"{}\", \"N\": {}, \"total_self_ms\": {:.2f}, "
+               "\"top\": [{}]}}\n", setups[k].name, N, total, top);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, clamped = false;
+  bool quick = false, clamped = false, profile = false;
   int threads = 0;
   std::string only;
   std::vector<int64_t> lengths;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--clamped") == 0) clamped = true;
+    else if (std::strcmp(argv[i], "--profile") == 0) profile = true;
     else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (std::strcmp(argv[i], "--length") == 0 && i + 1 < argc) lengths.push_back(std::atoll(argv[++i]));
     else {
-      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--clamped] [--threads T] [--only op|step] [--length N]...\n");
+      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--clamped] [--profile] [--threads T] [--only op|step] [--length N]...\n");
       return 2;
     }
   }
@@ -336,8 +356,8 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "op") bench_op(memory, quick, lengths);
   if (only.empty() || only == "step") {
     // The step at N = 128 by default (31 rounds); at each --length given, 11.
-    if (lengths.empty()) bench_training_step(memory, quick, 128, 31, clamped);
-    for (const int64_t n : lengths) bench_training_step(memory, quick, n, 11, clamped);
+    if (lengths.empty()) bench_training_step(memory, quick, 128, 31, clamped, profile);
+    for (const int64_t n : lengths) bench_training_step(memory, quick, n, 11, clamped, profile);
   }
   return 0;
 }
