@@ -38,12 +38,22 @@ TEST_CASE("log buckets match values computed by hand", "[models][relpos]") {
   }
 }
 
-TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k)", "[models][relpos]") {
+namespace {
+
+// Disentangled attention (c2p and p2c) with `max_position` absolute positions.
+ModelConfig relative_config(int64_t max_position) {
   ModelConfig c;
   c.model_type = "deberta-v2";
   c.relative_attention = true;
   c.pos_att_type = {"c2p", "p2c"};
-  c.max_position_embeddings = 64;
+  c.max_position_embeddings = max_position;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k)", "[models][relpos]") {
+  ModelConfig c = relative_config(64);
 
   SECTION("N < k: no clamping, 2N - 1 rows from k - (N - 1)") {
     c.max_relative_positions = 10;
@@ -112,11 +122,7 @@ TEST_CASE("the band of the position GEMMs: each tile's window, worked out by han
 }
 
 TEST_CASE("the model bands its position GEMMs only where the windows are narrow", "[models][relpos]") {
-  ModelConfig c;
-  c.model_type = "deberta-v2";
-  c.relative_attention = true;
-  c.pos_att_type = {"c2p", "p2c"};
-  c.max_position_embeddings = 512;
+  ModelConfig c = relative_config(512);
   c.max_relative_positions = 512;
   // DeBERTa-v3's log buckets: at N = 128 a window is 159 of 255 rows; at
   // N = 256, 276 of 385 (the buckets compress the far distances).
