@@ -69,6 +69,8 @@ report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/de
   --against "not pretrained (BERT weights, EMD)"
 report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-emd" \
   --against "pretrained with EMD"
+report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not-noemd" \
+  --against "not pretrained (BERT weights, no EMD)"
 # Each row of the final and DeBERTa tables adds one thing to the row above
 # it, and the PAL report reads its frozen rows against each other: the claims
 # of REPRODUCTION.md compare those pairs too.
