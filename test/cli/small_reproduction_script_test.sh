@@ -37,7 +37,7 @@ check "a pretrained DeBERTa-style row loads its encoder" grep -qF "deberta_small
   "$dir/small/deberta_table2/pretrained_noemd-seed2/config.resolved.yaml"
 check "runs carry the small tag" grep -qF 'tags: ["small"]' "$dir/small/pal_table1/frozen-seed1/config.resolved.yaml"
 for table in final_table1/table pal_table1/table deberta_table2/table deberta_table2/pretrained \
-             deberta_table2/pretrained-vs-not deberta_table2/pretrained-vs-emd; do
+             deberta_table2/pretrained-vs-not deberta_table2/pretrained-vs-emd deberta_table2/pretrained-vs-not-noemd; do
   for extension in md csv tex; do check "$table.$extension" test -s "$dir/small/$table.$extension"; done
   check "figure of $table" test -s "$dir/small/figures/${table//\//-}.png"
 done
