@@ -83,10 +83,14 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
     std::vector<int64_t> c2p_first, p2c_first;
     const RelativeBand& band = ctx.relative_band;
     if (band.tile_rows > 0) {
-      if (c2p_) c2p = banded_product(q_tokens, rel_keys(), band.c2p_rows, band);
-      if (p2c_) p2c = banded_product(k_tokens, rel_queries(), band.p2c_rows, band);
-      if (c2p_) c2p_first = band.c2p_first;
-      if (p2c_) p2c_first = band.p2c_first;
+      if (c2p_) {
+        c2p = banded_product(q_tokens, rel_keys(), band.c2p_rows, band);
+        c2p_first = band.c2p_first;
+      }
+      if (p2c_) {
+        p2c = banded_product(k_tokens, rel_queries(), band.p2c_rows, band);
+        p2c_first = band.p2c_first;
+      }
     } else {
       if (c2p_) c2p = full_product(q_tokens, rel_keys());
       if (p2c_) p2c = full_product(k_tokens, rel_queries());

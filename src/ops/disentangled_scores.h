@@ -26,8 +26,9 @@
 //
 //   c2p[b,h,i,r] = c2p_band[b,h,i / T,i % T, r - c2p_first[i / T]]
 //
-// Every r(i, j) must fall in its row's window (checked on CPU); the gradient
-// of a banded term comes back in its layout (padding rows zero).
+// Every r(i, j) must fall in its row's window (checked on CPU, a device
+// assertion on CUDA); the gradient of a banded term comes back in its layout
+// (padding rows zero).
 //
 // Dtypes float, double, half and bfloat16 (all inputs alike); half and
 // bfloat16 accumulate in float, and their results saturate at the dtype's
