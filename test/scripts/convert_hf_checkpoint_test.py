@@ -3,7 +3,6 @@
 format convert exactly, and every user mistake gives exit code 2, one error line
 naming the problem, and no output folder (not even a half-written one)."""
 import contextlib
-import io
 import json
 import struct
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from mini_runner import SOURCE_DIR, run_tests
+from mini_runner import SOURCE_DIR, call_main, run_tests
 import convert_hf_checkpoint
 from mtbert_py.common import write_folder_atomically
 from mtbert_py.hf_checkpoint import write_hf_folder
@@ -37,10 +36,7 @@ def make_source(folder, original_naming=False, weights_format="safetensors", dty
 
 def convert(hf, out, *extra):
     """Runs the converter in-process: (exit code, stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = convert_hf_checkpoint.main(["--hf", str(hf), "--out", str(out), *extra])
-    return code, stdout.getvalue(), stderr.getvalue()
+    return call_main(convert_hf_checkpoint.main, ["--hf", hf, "--out", out, *extra])
 
 
 def assert_converted(result):

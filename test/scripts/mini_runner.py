@@ -1,6 +1,8 @@
 """A few lines of test runner for the Python script tests (no pytest on the
 machines that build mtbert). Each test file defines `test_*` functions that use
 plain asserts and ends with `sys.exit(run_tests(globals()))`."""
+import contextlib
+import io
 import sys
 import time
 import traceback
@@ -10,6 +12,15 @@ SOURCE_DIR = Path(__file__).resolve().parents[2]
 # The scripts' importable helpers and the reference implementations.
 sys.path.insert(0, str(SOURCE_DIR / "scripts"))
 sys.path.insert(0, str(SOURCE_DIR / "test" / "reference"))
+
+
+def call_main(main, argv):
+    """Runs a script's main(argv) in-process, argv items as strings:
+    (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
 
 
 def run_tests(namespace):

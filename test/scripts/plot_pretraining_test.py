@@ -5,14 +5,12 @@ dev.mlm, summary.json): the figure is a valid PNG, several runs go in one
 figure, a torn last line is dropped, and a fine-tuning run, a folder without
 held-out evaluations or a malformed row is exit code 2 with one error line
 naming the file."""
-import contextlib
-import io
 import json
 import struct
 import tempfile
 from pathlib import Path
 
-from mini_runner import run_tests
+from mini_runner import call_main, run_tests
 import plot_pretraining
 
 ERROR_PREFIX = "plot_pretraining: error: "
@@ -30,10 +28,7 @@ def make_run(root, name, rows=4, kind="pretrain"):
 
 
 def plot(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = plot_pretraining.main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
+    return call_main(plot_pretraining.main, argv)
 
 
 def png_size(path):

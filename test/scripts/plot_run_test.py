@@ -7,7 +7,6 @@ the confusion matrix counts are the ones worked out by hand, what a run lacks
 is skipped with a line, and every malformed input is exit code 2 with one
 error line naming the file."""
 import contextlib
-import io
 import json
 import struct
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mini_runner import run_tests
+from mini_runner import call_main, run_tests
 import plot_run
 from mtbert_py.common import UserError
 from mtbert_py.figures import confusion_matrix
@@ -124,10 +123,7 @@ def make_attention(path, layers=3, heads=2):
 
 def plot(*argv):
     """Runs plot_run in-process: (exit code, stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = plot_run.main([str(a) for a in argv])
-    return code, stdout.getvalue(), stderr.getvalue()
+    return call_main(plot_run.main, argv)
 
 
 def assert_plotted(result):

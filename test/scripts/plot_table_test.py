@@ -4,13 +4,11 @@ layout `mtbert report --format csv` writes: a table with a reference row
 (intervals) and one without (means and the paper's numbers) each give a PNG;
 test rows are left out; a file that is not a report CSV, or a field that is
 not a number, is exit code 2 with one error line naming the file."""
-import contextlib
-import io
 import struct
 import tempfile
 from pathlib import Path
 
-from mini_runner import run_tests
+from mini_runner import call_main, run_tests
 import plot_table
 
 ERROR_PREFIX = "plot_table: error: "
@@ -26,10 +24,7 @@ def write(path, lines):
 
 
 def plot(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = plot_table.main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
+    return call_main(plot_table.main, argv)
 
 
 def is_png(path):

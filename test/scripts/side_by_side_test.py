@@ -2,12 +2,10 @@
 """Tests of scripts/side_by_side.py on report CSVs fabricated here: the
 paper's numbers and each CSV's mean ± std per column under its name; CSVs
 of different rows, or an argument without NAME=, are one-line errors."""
-import contextlib
-import io
 import tempfile
 from pathlib import Path
 
-from mini_runner import run_tests
+from mini_runner import call_main, run_tests
 import side_by_side
 
 HEADER = "row,run,split,runs,finished,sst_paper,sst_ours,sst_std,sst_n,sst_diff,tags,notes"
@@ -19,10 +17,7 @@ def write(path, lines):
 
 
 def call(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = side_by_side.main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
+    return call_main(side_by_side.main, argv)
 
 
 def test_paper_then_each_table():
