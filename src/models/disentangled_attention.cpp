@@ -79,26 +79,19 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     auto rel_keys = [&] { return share_att_key_ ? key(rel) : pos_key_proj(rel); };
     auto rel_queries = [&] { return (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_; };
-    c10::optional<torch::Tensor> c2p, p2c;
-    std::vector<int64_t> c2p_first, p2c_first;
     const RelativeBand& band = ctx.relative_band;
-    if (band.tile_rows > 0) {
-      if (c2p_) {
-        c2p = banded_product(q_tokens, rel_keys(), band.c2p_rows, band);
-        c2p_first = band.c2p_first;
-      }
-      if (p2c_) {
-        p2c = banded_product(k_tokens, rel_queries(), band.p2c_rows, band);
-        p2c_first = band.p2c_first;
-      }
-    } else {
-      if (c2p_) c2p = full_product(q_tokens, rel_keys());
-      if (p2c_) p2c = full_product(k_tokens, rel_queries());
-    }
+    const bool banded = band.tile_rows > 0;  // else the band's first-row lists are empty
+    c10::optional<torch::Tensor> c2p, p2c;
+    if (c2p_)
+      c2p = banded ? banded_product(q_tokens, rel_keys(), band.c2p_rows, band) : full_product(q_tokens, rel_keys());
+    if (p2c_)
+      p2c = banded ? banded_product(k_tokens, rel_queries(), band.p2c_rows, band)
+                   : full_product(k_tokens, rel_queries());
     scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_index, 1.0,
                                       ctx.attention_bias.defined() ? c10::optional<torch::Tensor>(ctx.attention_bias)
                                                                    : c10::nullopt,
-                                      c2p_first, p2c_first);
+                                      c2p_ ? at::IntArrayRef(band.c2p_first) : at::IntArrayRef(),
+                                      p2c_ ? at::IntArrayRef(band.p2c_first) : at::IntArrayRef());
   } else {
     scores = ctx.attention_bias.defined() ? content + ctx.attention_bias : content;
   }

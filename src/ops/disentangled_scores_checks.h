@@ -25,7 +25,9 @@ struct ScoreShape {
 // Where a term's value for (b, h, row, relative row r) lives:
 //   b * batch_stride + h * head_stride + row_base[row] + r * column_stride,
 // valid for r in [row_first[row], row_first[row] + width). `rows` counts the
-// layout's rows (tiles * T for a banded term, padding rows included).
+// layout's rows (tiles * T for a banded term, padding rows included). An
+// absent term has N rows of base 0, width 0 and zero strides: the kernels
+// read it as a single zero.
 struct TermLayout {
   bool present = false;
   int64_t batch_stride = 0, head_stride = 0, column_stride = 0, width = 0, rows = 0, span = 0;
@@ -37,6 +39,9 @@ inline TermLayout term_layout(const c10::optional<at::Tensor>& term, at::IntArra
   TermLayout l;
   if (!present(term)) {
     TORCH_CHECK(first.empty(), "disentangled_scores: ", name, "_first given without ", name);
+    l.rows = s.length;
+    l.row_base.assign(s.length, 0);
+    l.row_first.assign(s.length, 0);
     return l;
   }
   const at::Tensor& t = *term;

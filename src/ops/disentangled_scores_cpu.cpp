@@ -74,10 +74,6 @@ const scalar_t* term_data(const OptTensor& t, const at::Tensor& zero) {
   return detail::present(t) ? t->data_ptr<scalar_t>() : zero.data_ptr<scalar_t>();
 }
 
-std::vector<int64_t> row_bases(const detail::TermLayout& l, int64_t n) {
-  return l.present ? l.row_base : std::vector<int64_t>(n, 0);
-}
-
 at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                        const at::Tensor& rel_index, double scale, const OptTensor& bias, at::IntArrayRef c2p_first,
                        at::IntArrayRef p2c_first) {
@@ -91,7 +87,6 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
   check_windows(rel_ptr, N, cl, pl);
   const at::Tensor zero = at::zeros({1}, content.options());
   const Operand cc = operand(content, zero), bb = operand(bias, zero, {B, H, N, N});
-  const std::vector<int64_t> c_rows = row_bases(cl, N), p_rows = row_bases(pl, N);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, content.scalar_type(), "disentangled_scores_cpu", [&] {
     using acc = acc_t<scalar_t>;
@@ -116,11 +111,11 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
         const scalar_t* b_bh = b_ptr + b * bb.s0 + h * bb.s1;
         scalar_t* o_bh = o_ptr + bh * N * N;
         for (int64_t j = 0; j < N; ++j) {
-          const scalar_t* pc_j = pc_bh + p_rows[j];
+          const scalar_t* pc_j = pc_bh + pl.row_base[j];
           const int64_t* rel_j = rel_ptr - j + N - 1;  // rel_j[i] is the row of distance i - j
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t r = rel_j[i];
-            const acc position = static_cast<acc>(cp_bh[c_rows[i] + r * cl.column_stride]) +
+            const acc position = static_cast<acc>(cp_bh[cl.row_base[i] + r * cl.column_stride]) +
                                  static_cast<acc>(pc_j[r * pl.column_stride]);
             o_bh[i * N + j] = saturate<scalar_t>(static_cast<acc>(c_bh[i * cc.s2 + j * cc.s3]) + sc * position +
                                                  static_cast<acc>(b_bh[i * bb.s2 + j * bb.s3]));
@@ -142,7 +137,7 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
 // scaling.
 template <bool by_query>
 void scatter_term(const at::Tensor& g, const int64_t* table, const detail::TermLayout& l, double scale,
-                  at::Tensor& out) {
+                  const at::Tensor& out) {
   const int64_t H = g.size(1), N = g.size(2), BH = g.size(0) * H, blocks = (l.rows + kTile - 1) / kTile;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "disentangled_scores_backward_cpu", [&] {
     using acc = acc_t<scalar_t>;
@@ -196,12 +191,8 @@ void backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, double
   const at::Tensor grad = grad_in.contiguous();
   const at::Tensor rel = rel_index.contiguous();
   if (s.length > 0) check_windows(rel.data_ptr<int64_t>(), s.length, cl, pl);
-  for (const auto& [term, layout] : {std::make_pair(&grad_c2p, &cl), std::make_pair(&grad_p2c, &pl)}) {
-    if (!layout->present || (*term)->numel() == 0) continue;
-    at::Tensor out = **term;
-    if (term == &grad_c2p) scatter_term<true>(grad, rel.data_ptr<int64_t>(), *layout, scale, out);
-    else scatter_term<false>(grad, rel.data_ptr<int64_t>(), *layout, scale, out);
-  }
+  if (cl.present && grad_c2p->numel() > 0) scatter_term<true>(grad, rel.data_ptr<int64_t>(), cl, scale, *grad_c2p);
+  if (pl.present && grad_p2c->numel() > 0) scatter_term<false>(grad, rel.data_ptr<int64_t>(), pl, scale, *grad_p2c);
 }
 
 }  // namespace

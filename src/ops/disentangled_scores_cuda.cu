@@ -74,13 +74,10 @@ struct Term {
   const int64_t* first;
 };
 
-// The per-row tables of a layout, copied to the device (an absent term: one
-// zero row and zero strides, read as 0).
-std::pair<at::Tensor, at::Tensor> row_tables(const detail::TermLayout& l, int64_t n, const at::Device& device) {
+// The per-row tables of a layout, copied to the device.
+std::pair<at::Tensor, at::Tensor> row_tables(const detail::TermLayout& l, const at::Device& device) {
   auto options = at::TensorOptions().dtype(at::kLong);
-  auto base = l.present ? at::tensor(l.row_base, options) : at::zeros({std::max<int64_t>(n, 1)}, options);
-  auto first = l.present ? at::tensor(l.row_first, options) : at::zeros({std::max<int64_t>(n, 1)}, options);
-  return {base.to(device), first.to(device)};
+  return {at::tensor(l.row_base, options).to(device), at::tensor(l.row_first, options).to(device)};
 }
 
 template <typename scalar_t>
@@ -90,7 +87,7 @@ Term<scalar_t> device_term(const OptTensor& t, const at::Tensor& zero, const det
           l.batch_stride,
           l.head_stride,
           l.column_stride,
-          l.present ? l.width : 0,
+          l.width,
           tables.first.data_ptr<int64_t>(),
           tables.second.data_ptr<int64_t>()};
 }
@@ -166,8 +163,8 @@ at::Tensor forward_cuda(const at::Tensor& content, const OptTensor& c2p, const O
   const at::Tensor zero = at::zeros({1}, content.options());
   const at::Tensor bias_t = detail::present(bias) ? bias->expand({B, H, N, N}) : zero;
   const at::Tensor rel = rel_index.contiguous();
-  const auto c2p_tables = row_tables(layouts.first, N, content.device());
-  const auto p2c_tables = row_tables(layouts.second, N, content.device());
+  const auto c2p_tables = row_tables(layouts.first, content.device());
+  const auto p2c_tables = row_tables(layouts.second, content.device());
   constexpr int kThreads = 256;
   const auto stream = at::cuda::getCurrentCUDAStream();
 
@@ -213,7 +210,7 @@ void backward_cuda(const at::Tensor& grad_in, const at::Tensor& rel_index, doubl
       if (!l.present) return;
       const int64_t total = s.batch * s.heads * l.rows * l.width;
       if (total == 0) return;
-      const auto tables = row_tables(l, N, grad.device());
+      const auto tables = row_tables(l, grad.device());
       position_grad_kernel<scalar_t, decltype(by_query)::value><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
           grad.data_ptr<scalar_t>(), order.data_ptr<int64_t>(), offsets.data_ptr<int64_t>(), s.span, s.heads, N,
           l.rows, device_term<scalar_t>(out, zero, l, tables), sc, out->data_ptr<scalar_t>(), total);
