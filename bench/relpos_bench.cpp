@@ -35,6 +35,7 @@
 
 #include "cli/op_profile.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "counting_allocator.h"
 #include "models/bert_model.h"
 #include "models/relative_position.h"

@@ -18,7 +18,7 @@
 
 #include "cli/commands.h"
 #include "core/atomic_file.h"
-#include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/tensor_file.h"
 #include "core/token_batch.h"
 #include "core/user_error.h"

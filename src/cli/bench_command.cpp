@@ -44,6 +44,7 @@
 #include "train/mlm_step.h"
 #include "core/autocast_scope.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/batching.h"
 #include "data/task_data.h"

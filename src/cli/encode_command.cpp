@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 
 #include "cli/commands.h"
-#include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/tensor_file.h"
 #include "core/token_batch.h"
 #include "core/user_error.h"

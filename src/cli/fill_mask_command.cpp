@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "cli/commands.h"
-#include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/batching.h"
 #include "models/pretrained_model.h"

@@ -13,6 +13,7 @@
 #include "cli/run_ranks.h"
 #include "config/pretrain_config.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"

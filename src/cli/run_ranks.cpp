@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
-#include "core/runtime.h"
+#include "core/thread_count.h"
 #include "dist/local_launcher.h"
 #include "train/experiment.h"
 

@@ -15,6 +15,7 @@
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"

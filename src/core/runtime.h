@@ -1,6 +1,7 @@
 #pragma once
 // Process-wide set-up shared by the CLI, tests and benchmarks: logging, the
-// intra-op thread count, and small facts about the LibTorch we run on.
+// command line, and small facts about the LibTorch we run on (the thread
+// count is core/thread_count.h).
 #include <string>
 #include <string_view>
 
@@ -19,11 +20,6 @@ std::string command_line();
 // `arg` as one word for a POSIX shell: as it is when that is safe, else in
 // single quotes.
 std::string shell_quoted(const std::string& arg);
-
-// Sets LibTorch's intra-op thread count. `threads <= 0` means one per core
-// (Debian's LibTorch otherwise starts with a single thread). Returns the count
-// now in effect.
-int set_thread_count(int threads);
 
 // "1.13.1" style version of the LibTorch we were built against.
 std::string torch_version_string();

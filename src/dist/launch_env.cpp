@@ -1,13 +1,12 @@
 #include "dist/launch_env.h"
 
-#include <sched.h>
-
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "core/thread_count.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -112,11 +111,7 @@ LaunchEnv launch_env() {
 }
 
 int default_rank_threads(const LaunchEnv& env) {
-  cpu_set_t set;
-  int cores = 0;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
-  if (cores <= 0) cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, env.local_world_size));
+  return std::max(1, available_cores() / std::max(1, env.local_world_size));
 }
 
 }  // namespace mtbert

@@ -18,6 +18,7 @@
 
 #include "core/child_process.h"
 #include "core/scoped_signal_handler.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 
 extern char** environ;
@@ -35,15 +36,20 @@ void reset_signal_state() {
   g_signal.store(0);
 }
 
-// This process's environment without the variables the launcher sets.
+// This process's environment without the variables the launcher sets, and
+// with each rank's share of the cores in OMP_NUM_THREADS unless the user set
+// it, as torchrun does: the BLAS library and OpenMP read it when they load,
+// before the rank sets its own thread count (core/thread_count.h).
 std::vector<std::string> child_environment(int rank, int nproc, int port) {
   const char* ours[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT="};
   std::vector<std::string> env;
+  bool threads_set = false;
   for (char** e = environ; *e; ++e) {
     const std::string entry(*e);
     bool replaced = false;
     for (const char* prefix : ours) replaced = replaced || entry.rfind(prefix, 0) == 0;
     if (!replaced) env.push_back(entry);
+    threads_set = threads_set || entry.rfind("OMP_NUM_THREADS=", 0) == 0;
   }
   env.push_back(fmt::format("RANK={}", rank));
   env.push_back(fmt::format("WORLD_SIZE={}", nproc));
@@ -51,6 +57,7 @@ std::vector<std::string> child_environment(int rank, int nproc, int port) {
   env.push_back(fmt::format("LOCAL_WORLD_SIZE={}", nproc));
   env.push_back("MASTER_ADDR=127.0.0.1");
   env.push_back(fmt::format("MASTER_PORT={}", port));
+  if (!threads_set) env.push_back(fmt::format("OMP_NUM_THREADS={}", std::max(1, available_cores() / nproc)));
   return env;
 }
 

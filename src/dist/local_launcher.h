@@ -2,7 +2,8 @@
 // `mtbert train --nproc N`: runs N ranks of a data-parallel job on this
 // machine, as torchrun would. Each child is `executable args...` with RANK,
 // WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and
-// MASTER_PORT (a free port) added to this process's environment, in its own
+// MASTER_PORT (a free port) added to this process's environment (and
+// OMP_NUM_THREADS, its share of the cores, where the user did not set it), in its own
 // process group (a terminal's Ctrl-C reaches only the launcher, which passes
 // SIGINT or SIGTERM on exactly once to every rank: they save a checkpoint and
 // stop together).

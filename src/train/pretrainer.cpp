@@ -17,6 +17,7 @@
 #include "core/json_file.h"
 #include "core/progress_bar.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/batching.h"
 #include "dist/communicator.h"
@@ -440,6 +441,7 @@ nlohmann::json Pretrainer::finish(TrainEnd end, const std::string& command) {
       {"torch_version", torch_version_string()},
       {"device", p_.device.str()},
       {"threads", at::get_num_threads()},
+      {"blas_threads", blas_thread_count() >= 0 ? nlohmann::json(blas_thread_count()) : nlohmann::json()},
   };
   run_.write_summary(summary);
   return summary;

@@ -9,6 +9,7 @@
 #include "core/build_info.h"
 #include "core/progress_bar.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "train/checkpoint.h"
@@ -295,6 +296,7 @@ nlohmann::json Trainer::summary(const std::string& status, const std::string& co
       {"torch_version", torch_version_string()},
       {"device", e_.device.str()},
       {"threads", at::get_num_threads()},
+      {"blas_threads", blas_thread_count() >= 0 ? nlohmann::json(blas_thread_count()) : nlohmann::json()},
       {"ranks", world_size()},
   };
 }

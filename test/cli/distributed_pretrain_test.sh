@@ -60,7 +60,7 @@ check "  ... and their sharded held-out evaluation is the one process's" \
   test "$(grep '^held-out' "$dir/one.out")" == "$(grep '^held-out' "$dir/two.out")"
 
 # torchrun, as a user would start it (see distributed_train_test.sh for why
-# --redirects 1 --tee 1).
+# --redirects 1 --tee 1, and why the launchers compare exactly).
 if command -v torchrun >/dev/null; then
   OMP_NUM_THREADS=1 torchrun --nproc_per_node 2 --master_port "$(free_port)" --redirects 1 --tee 1 --no_python \
     "$bin" pretrain "$dir/tiny.yaml" train.batch_size=4 --out "$dir/torchrun" --no-progress \

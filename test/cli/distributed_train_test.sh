@@ -34,6 +34,7 @@ check "--nproc 2 finishes the run" grep -q '"status": "finished"' "$dir/two/summ
 check "  ... rank 0 prints the table" grep -q "^overall" "$dir/two.out"
 check "  ... the summary counts 2 ranks" grep -q '"ranks": 2' "$dir/two/summary.json"
 check "  ... and the examples of both" bash -c "grep -q '\"examples_seen\": 144' '$dir/two/summary.json'"
+check "  ... threads=1 reaches each rank's BLAS library too" grep -Eq '"blas_threads": (1|null)' "$dir/two/summary.json"
 check "2 ranks x batch 4 == 1 rank x batch 8 (<= 1e-5)" within "$dir/one" "$dir/two" 1e-5
 "$bin" eval "$dir/two" --split dev >"$dir/two.eval" 2>/dev/null
 check "  ... its sharded evaluation is the one process's" \
@@ -53,6 +54,12 @@ accumulate=(train.grad_accumulation=2)
   --no-progress >/dev/null 2>&1
 check "gradient accumulation: 2 ranks x batch 4 == 1 rank x batch 8" within "$dir/acc1" "$dir/acc2" 1e-5
 
+# The launchers are compared exactly: every rank computes with threads=1 in
+# LibTorch and in the BLAS library alike (set_thread_count sets both, whatever
+# OMP_NUM_THREADS says), on the same machine, so the arithmetic is the same by
+# construction. Before `threads` reached OpenBLAS, a rank's GEMMs used as many
+# BLAS threads as its launcher's OMP_NUM_THREADS allowed, and the launchers
+# differed by ~1e-7 on machines where OpenBLAS splits these shapes.
 # torchrun, as a user would start it (underscored options: torch 1.13's
 # spelling, still accepted by 2.x). Debian's torch 1.13 on Python 3.11 cannot
 # parse its own default --redirects/--tee "0" (IntFlag iteration skips the
@@ -66,7 +73,7 @@ else
   echo "SKIPPED: no torchrun here"
 fi
 
-# srun's variables, set by hand: two tasks of one step.
+# srun's variables, set by hand: two tasks of one step, with no OMP_NUM_THREADS.
 port="$(free_port)"
 for r in 0 1; do
   SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r SLURM_LAUNCH_NODE_IPADDR=127.0.0.1 MASTER_PORT=$port \

@@ -1,13 +1,15 @@
 #pragma once
-// Restores the intra-op thread count a test changes (tests that check a
-// result does not depend on the thread count).
+// Restores the thread count a test changes (tests that check a result does
+// not depend on the thread count), LibTorch's and the BLAS library's alike.
 #include <ATen/Parallel.h>
+
+#include "core/thread_count.h"
 
 namespace mtbert::test {
 
 struct RestoreThreadCount {
   int saved = at::get_num_threads();
-  ~RestoreThreadCount() { at::set_num_threads(saved); }
+  ~RestoreThreadCount() { mtbert::set_thread_count(saved); }
 };
 
 }  // namespace mtbert::test
