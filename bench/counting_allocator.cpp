@@ -41,11 +41,7 @@ CountingAllocator& CountingAllocator::install() {
   return *allocator;
 }
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-c10::DataPtr CountingAllocator::allocate(size_t bytes) {
-#else
-c10::DataPtr CountingAllocator::allocate(size_t bytes) const {
-#endif
+c10::DataPtr CountingAllocator::allocate(size_t bytes) MTBERT_ALLOCATE_CONST {
   c10::DataPtr inner = inner_->allocate(bytes);
   void* data = inner.get();
   if (data == nullptr) return inner;
@@ -61,11 +57,9 @@ c10::DataPtr CountingAllocator::allocate(size_t bytes) const {
   return {data, data, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
 }
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
 void CountingAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
   std::memcpy(dest, src, count);
 }
-#endif
 
 void CountingAllocator::add(int64_t bytes) const {
   const int64_t now = live_.fetch_add(bytes) + bytes;

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include <c10/core/Allocator.h>
-#include <torch/version.h>
+#include "core/torch_compat.h"
 
 namespace mtbert::bench {
 
@@ -17,12 +17,9 @@ class CountingAllocator final : public c10::Allocator {
   // allocated must find their deleter).
   static CountingAllocator& install();
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-  c10::DataPtr allocate(size_t bytes) override;
-  void copy_data(void* dest, const void* src, std::size_t count) const override;
-#else
-  c10::DataPtr allocate(size_t bytes) const override;
-#endif
+  c10::DataPtr allocate(size_t bytes) MTBERT_ALLOCATE_CONST override;
+  // A plain copy (the interface asks for it since LibTorch 2.3).
+  void copy_data(void* dest, const void* src, std::size_t count) const;
   c10::DeleterFnPtr raw_deleter() const override { return &CountingAllocator::release; }
 
   int64_t live() const { return live_.load(); }

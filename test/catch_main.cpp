@@ -1,7 +1,7 @@
 // Catch2's main(), compiled once in its own translation unit. Like the CLI, the
 // test binary runs with passive OpenMP waiting (see core/runtime.h).
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "core/runtime.h"
 

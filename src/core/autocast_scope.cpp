@@ -4,55 +4,16 @@
 #include <sstream>
 
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
 
+#include "core/torch_compat.h"
 #include "core/user_error.h"
-
-// LibTorch 2.4 replaced the per-backend calls (set_enabled for CUDA,
-// set_cpu_enabled, ...) by calls taking the device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define MTBERT_AUTOCAST_PER_DEVICE 1
-#endif
 
 namespace mtbert {
 
-namespace {
-
-bool autocast_enabled(c10::DeviceType type) {
-#ifdef MTBERT_AUTOCAST_PER_DEVICE
-  return at::autocast::is_autocast_enabled(type);
-#else
-  return type == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-#endif
-}
-
-void set_autocast_enabled(c10::DeviceType type, bool enabled) {
-#ifdef MTBERT_AUTOCAST_PER_DEVICE
-  at::autocast::set_autocast_enabled(type, enabled);
-#else
-  if (type == c10::DeviceType::CUDA) at::autocast::set_enabled(enabled);
-  else at::autocast::set_cpu_enabled(enabled);
-#endif
-}
-
-c10::ScalarType autocast_dtype(c10::DeviceType type) {
-#ifdef MTBERT_AUTOCAST_PER_DEVICE
-  return at::autocast::get_autocast_dtype(type);
-#else
-  return type == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
-#endif
-}
-
-void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype) {
-#ifdef MTBERT_AUTOCAST_PER_DEVICE
-  at::autocast::set_autocast_dtype(type, dtype);
-#else
-  if (type == c10::DeviceType::CUDA) at::autocast::set_autocast_gpu_dtype(dtype);
-  else at::autocast::set_autocast_cpu_dtype(dtype);
-#endif
-}
-
-}  // namespace
+using compat::autocast_dtype;
+using compat::autocast_enabled;
+using compat::set_autocast_dtype;
+using compat::set_autocast_enabled;
 
 bool cpu_has_native_bf16() {
   std::ifstream cpuinfo("/proc/cpuinfo");

@@ -7,8 +7,7 @@
 // after the scope, in the dtypes the forward pass chose, as PyTorch advises.
 //
 // Works on CUDA and on CPU (LibTorch's CPU autocast; useful on CPUs with
-// bf16 instructions, and to test this path on machines without a GPU). Built
-// against LibTorch 1.13's per-backend calls or 2.4+'s per-device ones.
+// bf16 instructions, and to test this path on machines without a GPU).
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 

@@ -7,7 +7,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#ifdef USE_C10D_GLOO
+#if defined(USE_C10D_GLOO) && defined(MTBERT_WITH_GLOO)
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 #ifdef USE_C10D_NCCL
@@ -16,12 +16,13 @@
 #include <torch/torch.h>
 
 #include "core/runtime.h"
+#include "core/torch_compat.h"
 
 namespace mtbert {
 
 struct Communicator::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> group;
+  c10::intrusive_ptr<MTBERT_C10D_COLLECTIVES> group;
   std::chrono::seconds timeout;
 };
 
@@ -29,7 +30,7 @@ namespace {
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
 
-#ifdef USE_C10D_GLOO
+#if defined(USE_C10D_GLOO) && defined(MTBERT_WITH_GLOO)
 // Gloo binds to one interface: the loopback one when the whole job runs on
 // this machine, GLOO_SOCKET_IFNAME's when set (as in PyTorch), else the one
 // this host's name resolves to.
@@ -73,12 +74,13 @@ Communicator::Communicator(const LaunchEnv& env, const CommunicatorOptions& opti
                                          "(use gloo)", where));
 #endif
     } else {
-#ifdef USE_C10D_GLOO
+#if defined(USE_C10D_GLOO) && defined(MTBERT_WITH_GLOO)
       auto gloo = c10d::ProcessGroupGloo::Options::create(options.timeout);
       gloo->devices.push_back(gloo_device(env));
       impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank_, world_size_, gloo);
 #else
-      throw DistributedError(fmt::format("{}: this LibTorch was built without Gloo", where));
+      throw DistributedError(fmt::format("{}: this mtbert was built without Gloo (the LibTorch it was built "
+                                         "against has none, or Gloo's headers were missing)", where));
 #endif
     }
   } catch (const DistributedError&) {

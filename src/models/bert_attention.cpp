@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include <torch/torch.h>
-#include <torch/version.h>
+#include "core/torch_compat.h"
 
 #include "ops/add_layer_norm.h"
 
@@ -26,20 +26,17 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
   auto k = split_heads(key(hidden));
   auto v = split_heads(value(hidden));
 
-#if TORCH_VERSION_MAJOR >= 2
   // LibTorch 2.x: one fused kernel (flash or memory-efficient attention on
   // CUDA) instead of scores, softmax, dropout and the second product, unless
   // the probabilities themselves are wanted. The additive padding bias is
   // passed in the query's dtype (bf16 under autocast, where the float32
   // lowest value becomes -inf: every row keeps [CLS], so no row is all -inf).
-  if (!ctx.attention_probs) {
+  if (compat::kHasFusedAttention && !ctx.attention_probs) {
     c10::optional<torch::Tensor> mask;
     if (ctx.attention_bias.defined()) mask = ctx.attention_bias.to(q.scalar_type());
-    const double p = is_training() ? dropout->p() : 0.0;
-    auto fused = at::scaled_dot_product_attention(q, k, v, mask, p, /*is_causal=*/false);
+    auto fused = compat::fused_attention(q, k, v, mask, is_training() ? dropout->p() : 0.0);
     return fused.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
   }
-#endif
   // Scaled after the product, as HuggingFace does, so rounding matches.
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
   if (ctx.attention_bias.defined()) scores = scores + ctx.attention_bias;

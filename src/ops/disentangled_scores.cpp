@@ -5,12 +5,15 @@
 #include "ops/disentangled_scores.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include "ops/disentangled_scores_checks.h"
@@ -116,6 +119,34 @@ at::Tensor autograd_forward(const at::Tensor& content, const OptTensor& c2p, con
   return DisentangledScoresFunction::apply(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
 }
 
+// Under autocast (CPU or CUDA) content comes from a matrix product that
+// autocast ran in bf16 (or fp16), while the padding bias, made from the
+// float32 embeddings, stays float32: the op then runs in content's dtype. The
+// position terms are cast to it, and the bias is first clamped to that dtype's
+// finite range, so that a float32 mask of its lowest value becomes the
+// dtype's lowest value (as the op's contract says), not -inf.
+at::Tensor autocast_forward(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
+                            const at::Tensor& rel_index, double scale, const OptTensor& bias,
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  const at::ScalarType dtype = content.scalar_type();
+  auto in_dtype = [&](const OptTensor& t) -> OptTensor {
+    if (!detail::present(t) || t->scalar_type() == dtype) return t;
+    return t->to(dtype);
+  };
+  OptTensor saturated_bias = bias;
+  if (detail::present(bias) && bias->scalar_type() != dtype) {
+    double lowest = 0, highest = 0;
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "disentangled_scores_autocast", [&] {
+      lowest = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+      highest = static_cast<double>(std::numeric_limits<scalar_t>::max());
+    });
+    saturated_bias = bias->clamp(lowest, highest).to(dtype);
+  }
+  return dispatch_forward(content, in_dtype(c2p), in_dtype(p2c), rel_index, scale, saturated_bias, c2p_first,
+                          p2c_first);
+}
+
 }  // namespace
 
 at::Tensor disentangled_scores(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
@@ -138,3 +169,5 @@ TORCH_LIBRARY(mtbert, m) {
 }
 
 TORCH_LIBRARY_IMPL(mtbert, Autograd, m) { m.impl("disentangled_scores", &mtbert::ops::autograd_forward); }
+TORCH_LIBRARY_IMPL(mtbert, AutocastCPU, m) { m.impl("disentangled_scores", &mtbert::ops::autocast_forward); }
+TORCH_LIBRARY_IMPL(mtbert, AutocastCUDA, m) { m.impl("disentangled_scores", &mtbert::ops::autocast_forward); }

@@ -30,7 +30,8 @@
 // assertion on CUDA); the gradient of a banded term comes back in its layout
 // (padding rows zero).
 //
-// Dtypes float, double, half and bfloat16 (all inputs alike); half and
+// Dtypes float, double, half and bfloat16 (all inputs alike, except under
+// autocast, where the terms and the bias are cast to content's dtype); half and
 // bfloat16 accumulate in float, and their results saturate at the dtype's
 // finite extremes instead of overflowing to infinity, so a masked score (bias
 // = the dtype's lowest value) never turns into -inf and a fully masked row

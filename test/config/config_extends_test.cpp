@@ -4,7 +4,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("extends reads a file relative to the extending one; the extending file wins", "[config_extends]") {
   const mtbert::test::TempDir dir;
@@ -46,16 +46,16 @@ TEST_CASE("extends cycles and missing files are user errors", "[config_extends]"
   dir.write("c.yaml", "extends: a.yaml\n");
   const std::string a = (dir / "a.yaml").string(), b = (dir / "b.yaml").string(), c = (dir / "c.yaml").string();
   CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "a.yaml"),
-                    Contains(c + ":1: extends: cycle " + a + " -> " + b + " -> " + c + " -> " + a));
+                    ContainsSubstring(c + ":1: extends: cycle " + a + " -> " + b + " -> " + c + " -> " + a));
   dir.write("self.yaml", "extends: self.yaml\n");
-  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "self.yaml"), Contains("cycle"));
+  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "self.yaml"), ContainsSubstring("cycle"));
 
   dir.write("lost.yaml", "seed: 1\nextends: nowhere.yaml\n");
   CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "lost.yaml"),
-                    Contains((dir / "lost.yaml").string() + ":2: extends:") && Contains("nowhere.yaml does not exist"));
+                    ContainsSubstring((dir / "lost.yaml").string() + ":2: extends:") && ContainsSubstring("nowhere.yaml does not exist"));
   dir.write("bad.yaml", "extends: {a: 1}\n");
-  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "bad.yaml"), Contains("expected a file path"));
+  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "bad.yaml"), ContainsSubstring("expected a file path"));
   dir.write("list.yaml", "- a\n- b\n");
-  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "list.yaml"), Contains("top level"));
+  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "list.yaml"), ContainsSubstring("top level"));
   CHECK(mtbert::load_config_with_extends(dir.write("empty.yaml", "")).is_map());
 }

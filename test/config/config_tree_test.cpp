@@ -4,7 +4,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("YAML becomes a tree that remembers file and line", "[config_tree]") {
   const auto root = mtbert::parse_config_yaml(
@@ -48,17 +48,17 @@ TEST_CASE("set keeps a key's place; erase removes it", "[config_tree]") {
 TEST_CASE("bad YAML is a user error naming file and line", "[config_tree]") {
   const mtbert::ConfigOrigin origin{"experiments/x.yaml", 0};
   CHECK_THROWS_WITH(mtbert::parse_config_yaml("a: 1\nb: [1, 2\n", origin),
-                    Contains("experiments/x.yaml:") && Contains("invalid YAML"));
+                    ContainsSubstring("experiments/x.yaml:") && ContainsSubstring("invalid YAML"));
   CHECK_THROWS_WITH(mtbert::parse_config_yaml("a: 1\nb: 2\na: 3\n", origin),
-                    Contains("experiments/x.yaml:3") && Contains("\"a\" appears twice"));
+                    ContainsSubstring("experiments/x.yaml:3") && ContainsSubstring("\"a\" appears twice"));
   CHECK_THROWS_WITH(mtbert::parse_config_yaml("? [a, b]\n: 1\n", origin),
-                    Contains("experiments/x.yaml:1") && Contains("a key must be a plain name"));
+                    ContainsSubstring("experiments/x.yaml:1") && ContainsSubstring("a key must be a plain name"));
   CHECK_THROWS_AS(mtbert::parse_config_yaml("a: 1\na: 2\n", origin), mtbert::UserError);
 }
 
 TEST_CASE("read_config_file names a missing file", "[config_tree]") {
   const mtbert::test::TempDir dir;
-  CHECK_THROWS_WITH(mtbert::read_config_file(dir / "absent.yaml"), Contains("absent.yaml") && Contains("cannot open"));
+  CHECK_THROWS_WITH(mtbert::read_config_file(dir / "absent.yaml"), ContainsSubstring("absent.yaml") && ContainsSubstring("cannot open"));
   dir.write("x.yaml", "k: v\n");
   const auto root = mtbert::read_config_file(dir / "x.yaml");
   CHECK(root.find("k")->origin.describe() == (dir / "x.yaml").string() + ":1");

@@ -4,7 +4,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
@@ -216,6 +216,6 @@ TEST_CASE("the resolved YAML names every key", "[resolved_yaml]") {
                           "\n    anneal_min: 0.2\n", "\n  on_bad_row: \"error\"\n", "\n    final_lr: 0\n",
                           "\n  lr: 1e-05\n"}) {
     INFO(key);
-    CHECK_THAT(text, Contains(key));
+    CHECK_THAT(text, ContainsSubstring(key));
   }
 }

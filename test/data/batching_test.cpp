@@ -350,10 +350,10 @@ TEST_CASE("bad batching settings and states are UserErrors", "[batching]") {
   const EncodedSplit split = synthetic_split(10);
   BatchingOptions o;
   o.batch_size = 0;
-  CHECK_THROWS_WITH(mtbert::plan_batches(split, o, 0), Catch::Matchers::Contains("batch_size must be positive"));
+  CHECK_THROWS_WITH(mtbert::plan_batches(split, o, 0), Catch::Matchers::ContainsSubstring("batch_size must be positive"));
   o.batch_size = 4;
   o.bucket_pool_batches = 0;
-  CHECK_THROWS_WITH(mtbert::plan_batches(split, o, 0), Catch::Matchers::Contains("bucket_pool_batches"));
+  CHECK_THROWS_WITH(mtbert::plan_batches(split, o, 0), Catch::Matchers::ContainsSubstring("bucket_pool_batches"));
   o.bucket_pool_batches = 50;
   BatchStream stream(split, o);
   CHECK_THROWS_AS(stream.restore({0, 4}), mtbert::UserError);  // a pass has 3 batches
@@ -362,5 +362,5 @@ TEST_CASE("bad batching settings and states are UserErrors", "[batching]") {
   EncodedSplit empty;
   empty.task = "sst";
   CHECK(mtbert::plan_batches(empty, o, 0).empty());
-  CHECK_THROWS_WITH(BatchStream(empty, o), Catch::Matchers::Contains("task sst has no training examples"));
+  CHECK_THROWS_WITH(BatchStream(empty, o), Catch::Matchers::ContainsSubstring("task sst has no training examples"));
 }

@@ -7,7 +7,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using mtbert::BadRowPolicy;
 using mtbert::ReadOptions;
 using mtbert::TaskSplit;
@@ -84,7 +84,7 @@ TEST_CASE("the odd header of the test-student files", "[task_data]") {
   // A labeled read of it names the missing column.
   CHECK_THROWS_AS(mtbert::read_task_split(sst(), path, {}), UserError);
   CHECK_THROWS_WITH(mtbert::read_task_split(sst(), path, {}),
-                    Contains("test.csv:1") && Contains("'sentiment'") && Contains("[0, , id, sentence]"));
+                    ContainsSubstring("test.csv:1") && ContainsSubstring("'sentiment'") && ContainsSubstring("[0, , id, sentence]"));
 }
 
 TEST_CASE("unlabeled reads: no label column, or empty labels", "[task_data]") {
@@ -149,7 +149,7 @@ TEST_CASE("bad rows: UserError naming file and line, or skipped and counted", "[
     const auto path = dir.write("bad.csv", header + "0\tok1\tfine\t1\n" + c.row + "2\tok2\talso fine\t2\n");
     CHECK_THROWS_AS(mtbert::read_task_split(sst(), path, {}), UserError);
     CHECK_THROWS_WITH(mtbert::read_task_split(sst(), path, {}),
-                      Contains(path.string() + ":3: " + c.reason) && Contains("on_bad_row: skip"));
+                      ContainsSubstring(path.string() + ":3: " + c.reason) && ContainsSubstring("on_bad_row: skip"));
     const TaskSplit split = mtbert::read_task_split(sst(), path, skipping());
     CHECK(split.skipped_rows == 1);
     REQUIRE(split.examples.size() == 2);
@@ -166,9 +166,9 @@ TEST_CASE("regression labels may be fractional; binary labels written 0.0/1.0", 
   CHECK(s.examples[0].label == 2.75);
   CHECK(s.examples[1].label == 5.0);
   const auto over = dir.write("o.csv", "\tid\tsentence1\tsentence2\tsimilarity\n0\ta\tx\ty\t5.2\n");
-  CHECK_THROWS_WITH(mtbert::read_task_split(sts(), over, {}), Contains("similarity 5.2 is outside [0, 5]"));
+  CHECK_THROWS_WITH(mtbert::read_task_split(sts(), over, {}), ContainsSubstring("similarity 5.2 is outside [0, 5]"));
   const auto para_file = dir.write("p.csv", "\tid\tsentence1\tsentence2\tis_duplicate\n0\ta\tx\ty\t0.5\n");
-  CHECK_THROWS_WITH(mtbert::read_task_split(para(), para_file, {}), Contains("is_duplicate 0.5 is not a class index"));
+  CHECK_THROWS_WITH(mtbert::read_task_split(para(), para_file, {}), ContainsSubstring("is_duplicate 0.5 is not a class index"));
 }
 
 TEST_CASE("limit keeps the first N examples", "[task_data]") {
@@ -225,14 +225,14 @@ TEST_CASE("a random subset keeps N examples in file order, the same for the same
 TEST_CASE("files that cannot be read as a task split", "[task_data]") {
   mtbert::test::TempDir dir;
   CHECK_THROWS_WITH(mtbert::read_task_split(sst(), dir / "missing.csv", {}),
-                    Contains("missing.csv") && Contains("no such file"));
+                    ContainsSubstring("missing.csv") && ContainsSubstring("no such file"));
   CHECK_THROWS_WITH(mtbert::read_task_split(sst(), dir.write("empty.csv", "\n\n"), {}),
-                    Contains("empty.csv") && Contains("empty"));
+                    ContainsSubstring("empty.csv") && ContainsSubstring("empty"));
   CHECK_THROWS_WITH(mtbert::read_task_split(sst(), dir.write("noid.csv", "\tsentence\tsentiment\n0\tx\t1\n"), {}),
-                    Contains("noid.csv:1") && Contains("no column 'id'"));
+                    ContainsSubstring("noid.csv:1") && ContainsSubstring("no column 'id'"));
   // An SST file given to a pair task.
   CHECK_THROWS_WITH(mtbert::read_task_split(para(), dir.write("s.csv", "\tid\tsentence\tsentiment\n0\ta\tx\t1\n"), {}),
-                    Contains("no column 'sentence1'") && Contains("task para"));
+                    ContainsSubstring("no column 'sentence1'") && ContainsSubstring("task para"));
   // A header with only a label-less file still reads, as an empty split.
   const TaskSplit empty = mtbert::read_task_split(sst(), dir.write("h.csv", "\tid\tsentence\tsentiment\n"), {});
   CHECK(empty.examples.empty());
@@ -274,7 +274,7 @@ TEST_CASE("every CS224N data file reads with the README's row counts", "[task_da
 
   // The two Quora rows without a label, by line, under the default policy.
   CHECK_THROWS_WITH(mtbert::read_task_split(para(), *data / "quora-dev.csv", {}),
-                    Contains("quora-dev.csv:2577: is_duplicate is empty"));
+                    ContainsSubstring("quora-dev.csv:2577: is_duplicate is empty"));
 
   // Spot checks against Python's csv module.
   const TaskSplit test = mtbert::read_task_split(sst(), *data / "ids-sst-test-student.csv", unlabeled());

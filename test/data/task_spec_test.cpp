@@ -54,7 +54,7 @@ TEST_CASE("the built-in tasks of the CS224N default project", "[task_spec]") {
 TEST_CASE("an unknown task name lists the known ones", "[task_spec]") {
   CHECK_THROWS_AS(mtbert::builtin_task("quora"), mtbert::UserError);
   CHECK_THROWS_WITH(mtbert::builtin_task("quora"),
-                    Catch::Matchers::Contains("quora") && Catch::Matchers::Contains("sst, para, sts, cfimdb"));
+                    Catch::Matchers::ContainsSubstring("quora") && Catch::Matchers::ContainsSubstring("sst, para, sts, cfimdb"));
 }
 
 TEST_CASE("normalized metrics and the overall score", "[task_spec]") {

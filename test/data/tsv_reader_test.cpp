@@ -136,5 +136,5 @@ TEST_CASE("files: read whole, missing file is a UserError naming it", "[tsv_read
   CHECK_FALSE(reader.next(record));
   CHECK_THROWS_AS(TsvReader::from_file(dir / "nope.csv"), mtbert::UserError);
   CHECK_THROWS_WITH(TsvReader::from_file(dir / "nope.csv"),
-                    Catch::Matchers::Contains("nope.csv") && Catch::Matchers::Contains("no such file"));
+                    Catch::Matchers::ContainsSubstring("nope.csv") && Catch::Matchers::ContainsSubstring("no such file"));
 }

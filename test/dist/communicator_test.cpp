@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "dist/local_launcher.h"
@@ -84,7 +84,7 @@ TEST_CASE("a rank that leaves makes the other's next collective fail with one li
       message = e.what();
     }
   }, std::chrono::seconds(10));
-  CHECK_THAT(message, Catch::StartsWith("rank 0 of 2: all_reduce failed: another rank exited or did not answer within 10 s"));
+  CHECK_THAT(message, Catch::Matchers::StartsWith("rank 0 of 2: all_reduce failed: another rank exited or did not answer within 10 s"));
   CHECK(message.find('\n') == std::string::npos);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("a rank that never joins: the others give up at the timeout", "[dist]"
     Communicator comm(rank_env(0, 2, port), options);
     FAIL("rank 0 joined a group whose rank 1 never came");
   } catch (const DistributedError& e) {
-    CHECK_THAT(e.what(), Catch::StartsWith("rank 0 of 2: "));
+    CHECK_THAT(e.what(), Catch::Matchers::StartsWith("rank 0 of 2: "));
   }
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }

@@ -4,7 +4,7 @@
 #include <future>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "dist/communicator.h"

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "core/user_error.h"
 
@@ -103,19 +103,19 @@ TEST_CASE("bad values are one line naming the variable", "[dist]") {
   CHECK(error_of({{"RANK", "x1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}) ==
         "RANK=\"x1\" is not a whole number (torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT)");
   CHECK_THAT(error_of({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
-             Catch::StartsWith("RANK=2 is out of range: it must be between 0 and 1"));
-  CHECK_THAT(error_of({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), Catch::StartsWith("WORLD_SIZE=0 is out of range"));
-  CHECK_THAT(error_of({{"RANK", "0"}}), Catch::StartsWith("RANK is set but WORLD_SIZE is not"));
-  CHECK_THAT(error_of({{"WORLD_SIZE", "2"}}), Catch::StartsWith("WORLD_SIZE is set but RANK is not"));
+             Catch::Matchers::StartsWith("RANK=2 is out of range: it must be between 0 and 1"));
+  CHECK_THAT(error_of({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), Catch::Matchers::StartsWith("WORLD_SIZE=0 is out of range"));
+  CHECK_THAT(error_of({{"RANK", "0"}}), Catch::Matchers::StartsWith("RANK is set but WORLD_SIZE is not"));
+  CHECK_THAT(error_of({{"WORLD_SIZE", "2"}}), Catch::Matchers::StartsWith("WORLD_SIZE is set but RANK is not"));
   CHECK_THAT(error_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}}),
-             Catch::StartsWith("WORLD_SIZE=2 needs MASTER_ADDR and MASTER_PORT"));
+             Catch::Matchers::StartsWith("WORLD_SIZE=2 needs MASTER_ADDR and MASTER_PORT"));
   CHECK_THAT(error_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}}),
-             Catch::StartsWith("MASTER_PORT=70000 is out of range"));
-  CHECK_THAT(error_of({{"SLURM_PROCID", "0"}}), Catch::StartsWith("SLURM_PROCID is set but SLURM_NTASKS is not"));
+             Catch::Matchers::StartsWith("MASTER_PORT=70000 is out of range"));
+  CHECK_THAT(error_of({{"SLURM_PROCID", "0"}}), Catch::Matchers::StartsWith("SLURM_PROCID is set but SLURM_NTASKS is not"));
   CHECK_THAT(error_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}),
-             Catch::StartsWith("SLURM_NTASKS=2 needs rank 0's address: set MASTER_ADDR"));
+             Catch::Matchers::StartsWith("SLURM_NTASKS=2 needs rank 0's address: set MASTER_ADDR"));
   CHECK_THAT(error_of({{"SLURM_PROCID", "-1"}, {"SLURM_NTASKS", "2"}, {"MASTER_ADDR", "h"}}),
-             Catch::StartsWith("SLURM_PROCID=-1 is out of range"));
+             Catch::Matchers::StartsWith("SLURM_PROCID=-1 is out of range"));
 }
 
 TEST_CASE("ranks of one machine share its cores", "[dist]") {

@@ -4,12 +4,13 @@
 # linking: a CPU-only machine (CI) cannot run NCCL, but it proves the code
 # matches the ProcessGroupNCCL API of this LibTorch.
 #   nccl_compile.sh CXX TORCH_INCLUDE_DIRS(:-separated) SRC_DIR CUDA_INCLUDE_DIR
-# Prints SKIPPED (CTest reports the test as skipped) without nccl.h or
+# MTBERT_CXX_STANDARD is the C++ standard of the build (17 unless the LibTorch
+# asks for more). Prints SKIPPED (CTest reports the test as skipped) without nccl.h or
 # LibTorch's ProcessGroupNCCL.hpp.
 set -euo pipefail
 cxx="$1" includes="$2" src="$3" cuda="$4"
-flags=(-std=c++17 -fsyntax-only -fopenmp -I"$src" -isystem "$cuda"
-       -DUSE_DISTRIBUTED -DUSE_C10D_GLOO -DUSE_C10D_NCCL -DUSE_CUDA)
+flags=(-std=c++"${MTBERT_CXX_STANDARD:-17}" -fsyntax-only -fopenmp -I"$src" -isystem "$cuda"
+       -DUSE_DISTRIBUTED -DUSE_C10D_GLOO -DMTBERT_WITH_GLOO -DUSE_C10D_NCCL -DUSE_CUDA)
 found_pg=0
 IFS=: read -r -a dirs <<< "$includes"
 for dir in "${dirs[@]}"; do

@@ -3,8 +3,12 @@
 // script) against the independent float64 reference
 // (test/reference/deberta_reference.py, cross-checked there against a literal
 // Algorithm-1 implementation); and the module's own properties.
+#include <cmath>
+#include <map>
+
 #include <torch/torch.h>
 
+#include "core/autocast_scope.h"
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
 #include "models/disentangled_attention.h"
@@ -118,6 +122,53 @@ TEST_CASE("disentangled attention: names, padding invariance, gradients, half pr
       const double diff = ((out - reference) * keep).abs().max().item<double>();
       std::cout << "bf16 model: max-abs difference to fp32 " << diff << "\n";
       CHECK(diff < 0.3);
+    }
+  }
+}
+
+// precision: bf16 runs the forward pass under autocast with float32 weights:
+// the matrix products (content and position scores) come out bf16 while the
+// padding bias, made from the float32 embeddings, stays float32; the op's
+// autocast kernel brings them to one dtype. Banded (N = 128) and full terms.
+TEST_CASE("a DeBERTa-style model trains under bf16 autocast, padded, banded or not", "[models][deberta][autocast]") {
+  ModelConfig c = test::small_deberta_config();
+  c.max_position_embeddings = 128;
+  c.position_buckets = 0;  // clamped positions: at N = 128 each tile needs 159 of 255 rows, so it bands
+  c.max_relative_positions = 128;
+  for (const int64_t len : {12, 128}) {
+    DYNAMIC_SECTION("N = " << len) {
+      CHECK((RelativePositionCache(c).get(len, torch::kCPU).band.tile_rows > 0) == (len == 128));
+      torch::manual_seed(3);
+      BertModel model(c, BertModelOptions{false});
+      model->train();
+      auto ids = torch::randint(1, 50, {2, len}, torch::kLong);
+      auto mask = torch::ones({2, len}, torch::kLong);
+      mask.index_put_({1, torch::indexing::Slice(len / 2, len)}, 0);
+      auto loss_of = [&](bool bf16) {
+        model->zero_grad();
+        torch::Tensor loss;
+        {
+          AutocastScope scope(torch::kCPU, bf16);
+          auto hidden = model(ids, mask).last_hidden_state;
+          if (bf16) CHECK(hidden.scalar_type() == torch::kFloat);  // LayerNorm's output: float32 under autocast
+          loss = (hidden * mask.unsqueeze(-1)).pow(2).mean();
+        }
+        loss.backward();
+        std::map<std::string, torch::Tensor> grads;
+        for (const auto& p : model->named_parameters()) grads[p.key()] = p.value().grad().clone();
+        return std::make_pair(loss.item<double>(), grads);
+      };
+      const auto [loss32, grads32] = loss_of(false);
+      const auto [loss16, grads16] = loss_of(true);
+      CHECK(std::isfinite(loss16));
+      CHECK(loss16 == Approx(loss32).epsilon(0.05));
+      for (const auto& [name, g] : grads16) {
+        INFO(name);
+        CHECK(g.scalar_type() == torch::kFloat);
+        CHECK(torch::isfinite(g).all().item<bool>());
+        const double scale = grads32.at(name).abs().max().item<double>() + 1e-6;
+        CHECK((g - grads32.at(name)).abs().max().item<double>() / scale < 0.1);
+      }
     }
   }
 }

@@ -119,7 +119,7 @@ TEST_CASE("A sentence projection maps each sentence vector before the combinatio
   // Only siamese pairs have two sentences to project.
   auto cross = head_spec("para", TaskTarget::binary, 0, PairMode::cross);
   cross.sentence_projection = true;
-  CHECK_THROWS_WITH(validate_head_spec(cross, true), Catch::Contains("tasks.para.sentence_projection"));
+  CHECK_THROWS_WITH(validate_head_spec(cross, true), Catch::Matchers::ContainsSubstring("tasks.para.sentence_projection"));
 }
 
 TEST_CASE("Cosine maps: 5 cos, 5 ReLU(cos), 2.5 (cos + 1); probabilities in [0, 1]", "[models][heads]") {

@@ -2,7 +2,8 @@
 # Compiles the CUDA kernels (src/ops/*.cu) with nvcc against the headers of the
 # Torch CMake found, so machines without a GPU (CI) still prove they build.
 #   cuda_kernels_compile.sh NVCC TORCH_INCLUDE_DIRS(:-separated) SRC_DIR KERNEL.cu...
-# Prints SKIPPED (CTest reports the test as skipped) when there is no nvcc.
+# MTBERT_CXX_STANDARD is the C++ standard of the build (17 unless the LibTorch
+# asks for more). Prints SKIPPED (CTest reports the test as skipped) when there is no nvcc.
 set -euo pipefail
 nvcc="$1" includes="$2" src="$3"
 shift 3
@@ -14,7 +15,7 @@ if [[ $# -eq 0 ]]; then
   echo "no .cu files given" >&2
   exit 1
 fi
-flags=(-std=c++17 --expt-relaxed-constexpr -I"$src"
+flags=(-std=c++"${MTBERT_CXX_STANDARD:-17}" --expt-relaxed-constexpr -I"$src"
        # As torch's own extension builds do: c10's half types, not CUDA's operators.
        -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__
        -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__)

@@ -326,10 +326,10 @@ TEST_CASE("disentangled_scores rejects banded terms that miss a row", "[ops][rel
   shifted[1] += 1;  // the window no longer holds the tile's first row
   CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt, shifted,
                                              bp.first),
-                    Catch::Contains("outside the rows"));
+                    Catch::Matchers::ContainsSubstring("outside the rows"));
   CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt,
                                              std::vector<int64_t>{0}, bp.first),
-                    Catch::Contains("one row per tile"));
+                    Catch::Matchers::ContainsSubstring("one row per tile"));
   CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, bp.band, in.index, 1.0, c10::nullopt, bc.first, bp.first),
                   c10::Error);  // a first row list for a full term
   CHECK_THROWS_AS(ops::disentangled_scores(in.content, bc.band.narrow(2, 0, 2), bp.band, in.index, 1.0, c10::nullopt,

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "config/experiment_config.h"
 #include "report/report_table.h"

@@ -5,7 +5,7 @@
 #include "core/user_error.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using mtbert::RunStatus;
 
 namespace {
@@ -148,14 +148,14 @@ TEST_CASE("latex: booktabs rules, a column group per metric, the smoke warning i
 TEST_CASE("report formats by name", "[report_format]") {
   CHECK(mtbert::report_format_from_name("md") == mtbert::ReportFormat::markdown);
   CHECK(mtbert::report_format_from_name("latex") == mtbert::ReportFormat::latex);
-  CHECK_THROWS_WITH(mtbert::report_format_from_name("html"), Contains("\"html\" is not one of md, csv, latex"));
+  CHECK_THROWS_WITH(mtbert::report_format_from_name("html"), ContainsSubstring("\"html\" is not one of md, csv, latex"));
   CHECK(mtbert::report_has_smoke_runs(Fixture().result));
   Fixture small(false);
   small.result.tags = {"small"};
   CHECK_FALSE(mtbert::report_has_smoke_runs(small.result));
   CHECK_THAT(mtbert::format_report(small.result, mtbert::ReportFormat::markdown),
-             Catch::Matchers::Contains("> **Small-scale runs, not the papers' setting.** These runs are tagged `small`"));
+             Catch::Matchers::ContainsSubstring("> **Small-scale runs, not the papers' setting.** These runs are tagged `small`"));
   CHECK_THAT(mtbert::format_report(small.result, mtbert::ReportFormat::latex),
-             Catch::Matchers::Contains("\\textbf{Small-scale runs"));
+             Catch::Matchers::ContainsSubstring("\\textbf{Small-scale runs"));
   CHECK_FALSE(mtbert::report_has_smoke_runs(Fixture(false).result));
 }

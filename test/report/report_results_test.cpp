@@ -11,7 +11,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::WithinAbs;
 namespace fs = std::filesystem;
 using mtbert::RunStatus;
@@ -110,6 +110,6 @@ TEST_CASE("a row naming no run of the sweep is an error at its line", "[report_r
   f.table.rows[1].run = "bb";
   f.table.rows[1].run_origin = {"t.yaml", 5};
   CHECK_THROWS_WITH(mtbert::collect_report(f.table, f.sweep, f.dir / "runs"),
-                    Contains("t.yaml:5: rows[1].run: no run \"bb\" in sweep") &&
-                        Contains("(did you mean \"b\"?) (its runs: a, a-seed1, a-seed2, a-seed3, b, b-seed1"));
+                    ContainsSubstring("t.yaml:5: rows[1].run: no run \"bb\" in sweep") &&
+                        ContainsSubstring("(did you mean \"b\"?) (its runs: a, a-seed1, a-seed2, a-seed3, b, b-seed1"));
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "text/sentencepiece_engine.h"
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 namespace mtbert::test {
 

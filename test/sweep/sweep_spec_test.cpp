@@ -6,7 +6,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::Equals;
 
 namespace {
@@ -88,13 +88,13 @@ TEST_CASE("an experiment entry may carry its own name and overrides", "[sweep_sp
   CHECK_THAT(error_of(dir, "experiments:\n  - {name: x}\n"),
              Equals(f + ":2: experiments[0]: missing file: the experiment file of this entry"));
   CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, name: a/b}\n"),
-             Contains(":2: experiments[0].name: \"a/b\" cannot start a run's name"));
+             ContainsSubstring(":2: experiments[0].name: \"a/b\" cannot start a run's name"));
   CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, overide: [train.lr=1]}\n"),
-             Contains("experiments[0].overide: unknown key"));
+             ContainsSubstring("experiments[0].overide: unknown key"));
   CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, overrides: [train.lr]}\n"),
-             Contains("experiments[0].overrides[0]: \"train.lr\" is not an override"));
+             ContainsSubstring("experiments[0].overrides[0]: \"train.lr\" is not an override"));
   CHECK_THAT(error_of(dir, "experiments:\n  - {file: a.yaml, overrides: [seed=3]}\n"),
-             Contains("experiments[0].overrides[0]: vary seeds with"));
+             ContainsSubstring("experiments[0].overrides[0]: vary seeds with"));
 }
 
 TEST_CASE("a sweep's name and output root default to its file's stem", "[sweep_spec]") {
@@ -115,28 +115,28 @@ TEST_CASE("a bad sweep file is one line naming the file, line and key", "[sweep_
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngird: {train.lr: [1]}\n"),
              Equals(f + ":2: gird: unknown key (did you mean \"grid\"?)"));
   CHECK_THAT(error_of(dir, "grid: {train.lr: [1]}\n"), Equals(f + ":1: experiments: missing: list the experiment files, e.g. [../base.yaml]"));
-  CHECK_THAT(error_of(dir, "experiments: []\n"), Contains(":1: experiments: the list is empty"));
+  CHECK_THAT(error_of(dir, "experiments: []\n"), ContainsSubstring(":1: experiments: the list is empty"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: 1e-5}\n"),
              Equals(f + ":2: grid.train.lr: expected a list of values, e.g. [1e-5, 2e-5], got '1e-5'"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid:\n  train.lr: [1, 2, 1]\n"),
              Equals(f + ":3: grid.train.lr: a value appears twice: keep one"));
-  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: []}\n"), Contains("grid.train.lr: no values"));
-  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {seed: [1, 2]}\n"), Contains("grid.seed: vary seeds with"));
-  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {name: [a, b]}\n"), Contains("grid.name: the sweep names"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: []}\n"), ContainsSubstring("grid.train.lr: no values"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {seed: [1, 2]}\n"), ContainsSubstring("grid.seed: vary seeds with"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {name: [a, b]}\n"), ContainsSubstring("grid.name: the sweep names"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train..lr: [1]}\n"),
-             Contains("grid.train..lr: \"train..lr\" is not a config key path"));
+             ContainsSubstring("grid.train..lr: \"train..lr\" is not a config key path"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid: {train.lr: [1]}\nlist:\n  - {train.lr: 2}\n"),
              Equals(f + ":4: list[0].train.lr: the grid varies this key too: keep it in one of them"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nlist: [train.lr=1]\n"),
-             Contains(":2: list[0]: expected a map of key paths to values, got 'train.lr=1'"));
+             ContainsSubstring(":2: list[0]: expected a map of key paths to values, got 'train.lr=1'"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds: [1, x]\n"),
              Equals(f + ":2: seeds[1]: expected a non-negative integer, got 'x'"));
-  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds: [-1]\n"), Contains("seeds[0]: expected a non-negative integer"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds: [-1]\n"), ContainsSubstring("seeds[0]: expected a non-negative integer"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nseeds:\n  - 3\n  - 3\n"), Equals(f + ":4: seeds[1]: seed 3 appears twice"));
   CHECK_THAT(error_of(dir, "experiments: [a.yaml]\noverrides: [train.lr]\n"),
-             Contains("overrides[0]: \"train.lr\" is not an override: write key.path=value"));
-  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nname: a/b\n"), Contains("name: \"a/b\" cannot name a sweep"));
-  CHECK_THAT(error_of(dir, "- a\n"), Contains("expected a sweep"));
-  CHECK_THAT(error_of(dir, "experiments: [a.yaml\n"), Contains("invalid YAML"));
-  CHECK_THROWS_WITH(mtbert::load_sweep(dir / "absent.yaml"), Contains("absent.yaml: the sweep file does not exist"));
+             ContainsSubstring("overrides[0]: \"train.lr\" is not an override: write key.path=value"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\nname: a/b\n"), ContainsSubstring("name: \"a/b\" cannot name a sweep"));
+  CHECK_THAT(error_of(dir, "- a\n"), ContainsSubstring("expected a sweep"));
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml\n"), ContainsSubstring("invalid YAML"));
+  CHECK_THROWS_WITH(mtbert::load_sweep(dir / "absent.yaml"), ContainsSubstring("absent.yaml: the sweep file does not exist"));
 }

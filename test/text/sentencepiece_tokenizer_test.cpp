@@ -10,7 +10,7 @@
 #include "support/test_support.h"
 #include "text/sentencepiece_training.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using mtbert::SentencePieceTokenizer;
 
 namespace {
@@ -133,14 +133,14 @@ TEST_CASE("a model without a pad id is refused, saying what is missing", "[sente
   const mtbert::test::TempDir dir;
   // SentencePiece's defaults: <unk>=0, <s>=1, </s>=2, no padding.
   const auto model = train_with_layout(dir, "nopad", {});
-  CHECK_THROWS_WITH(SentencePieceTokenizer(model), Contains("[PAD]") && Contains("nopad.model"));
+  CHECK_THROWS_WITH(SentencePieceTokenizer(model), ContainsSubstring("[PAD]") && ContainsSubstring("nopad.model"));
 }
 
 TEST_CASE("missing and corrupt model files are user errors naming them", "[sentencepiece_tokenizer]") {
   const mtbert::test::TempDir dir;
-  CHECK_THROWS_WITH(SentencePieceTokenizer(dir / "absent.model"), Contains("absent.model"));
+  CHECK_THROWS_WITH(SentencePieceTokenizer(dir / "absent.model"), ContainsSubstring("absent.model"));
   const auto corrupt = dir.write("corrupt.model", "this is not a protobuf \x01\x02\xff");
   CHECK_THROWS_AS(SentencePieceTokenizer(corrupt), mtbert::UserError);
-  CHECK_THROWS_WITH(SentencePieceTokenizer(corrupt), Contains("corrupt.model"));
-  CHECK_THROWS_WITH(SentencePieceTokenizer(dir.path()), Contains(dir.path().string()));
+  CHECK_THROWS_WITH(SentencePieceTokenizer(corrupt), ContainsSubstring("corrupt.model"));
+  CHECK_THROWS_WITH(SentencePieceTokenizer(dir.path()), ContainsSubstring(dir.path().string()));
 }

@@ -6,7 +6,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using mtbert::WordPieceTokenizer;
 using namespace std::string_view_literals;
 
@@ -88,7 +88,7 @@ TEST_CASE("vocabulary lookups", "[wordpiece_tokenizer]") {
 
 TEST_CASE("a vocabulary without the special tokens is refused", "[wordpiece_tokenizer]") {
   const std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello"};
-  CHECK_THROWS_WITH(WordPieceTokenizer(vocab, true), Contains("[MASK]"));
+  CHECK_THROWS_WITH(WordPieceTokenizer(vocab, true), ContainsSubstring("[MASK]"));
 }
 
 TEST_CASE("vocab.txt files: line ends, errors naming the file", "[wordpiece_tokenizer]") {
@@ -99,12 +99,12 @@ TEST_CASE("vocab.txt files: line ends, errors naming the file", "[wordpiece_toke
   CHECK(tok->vocab_size() == 7);
   CHECK(tok->encode("Hello world") == Ids{5, 6});
 
-  CHECK_THROWS_WITH(WordPieceTokenizer::from_vocab_file(dir / "missing.txt", true), Contains("missing.txt"));
+  CHECK_THROWS_WITH(WordPieceTokenizer::from_vocab_file(dir / "missing.txt", true), ContainsSubstring("missing.txt"));
   const auto bad = dir.write("bad.txt", "[PAD]\n[UNK]\n[CLS]\nab\xFF\n");
-  CHECK_THROWS_WITH(WordPieceTokenizer::from_vocab_file(bad, true), Contains("bad.txt line 4"));
+  CHECK_THROWS_WITH(WordPieceTokenizer::from_vocab_file(bad, true), ContainsSubstring("bad.txt line 4"));
   const auto incomplete = dir.write("incomplete.txt", "[PAD]\n[UNK]\n");
   CHECK_THROWS_AS(WordPieceTokenizer::from_vocab_file(incomplete, true), mtbert::UserError);
-  CHECK_THROWS_WITH(WordPieceTokenizer::from_vocab_file(incomplete, true), Contains("incomplete.txt"));
+  CHECK_THROWS_WITH(WordPieceTokenizer::from_vocab_file(incomplete, true), ContainsSubstring("incomplete.txt"));
 }
 
 // Expected ids checked by hand against the vocabulary file: id = line - 1.

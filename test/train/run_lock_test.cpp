@@ -8,7 +8,7 @@
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("a run folder is locked while a RunLock holds it", "[run_lock]") {
   mtbert::test::TempDir dir;
@@ -16,11 +16,11 @@ TEST_CASE("a run folder is locked while a RunLock holds it", "[run_lock]") {
   {
     const mtbert::RunLock lock(dir.path());
     CHECK(mtbert::run_is_locked(dir.path()));
-    CHECK_THROWS_WITH(mtbert::RunLock(dir.path()), Contains("is being trained by another process"));
+    CHECK_THROWS_WITH(mtbert::RunLock(dir.path()), ContainsSubstring("is being trained by another process"));
   }
   CHECK_FALSE(mtbert::run_is_locked(dir.path()));
   CHECK_FALSE(mtbert::run_is_locked(dir / "absent"));
-  CHECK_THROWS_WITH(mtbert::RunLock(dir / "absent"), Contains("cannot open run folder"));
+  CHECK_THROWS_WITH(mtbert::RunLock(dir / "absent"), ContainsSubstring("cannot open run folder"));
 }
 
 TEST_CASE("the lock of a process that ended is released", "[run_lock]") {

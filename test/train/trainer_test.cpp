@@ -3,6 +3,7 @@
 // uninterrupted one does.
 #include "train/trainer.h"
 
+#include <cmath>
 #include <fstream>
 
 #include <torch/torch.h>
@@ -154,5 +155,30 @@ TEST_CASE("bf16 precision trains through autocast with float32 weights", "[train
   for (const auto& [name, tensor] : run.weights) {
     INFO(name);
     CHECK(tensor.scalar_type() == torch::kFloat);
+  }
+}
+
+// The DeBERTa-style encoder under bf16 autocast: the disentangled scores op
+// gets bf16 scores and a float32 padding bias (its autocast kernel makes them
+// one dtype); before that kernel, the first forward pass threw.
+TEST_CASE("bf16 precision trains a DeBERTa-style encoder", "[trainer][autocast][deberta]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 64, 32, 1);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
+  config.precision = Precision::bf16;
+  config.train.epochs = 1;
+  config.model.config["relative_attention"] = true;
+  config.model.config["pos_att_type"] = "c2p|p2c";
+  config.model.config["max_relative_positions"] = 16;
+  config.model.config["position_biased_input"] = false;
+  Run run = train(config, tmp.path() / "run");
+  INFO(run.summary.dump(2));
+  CHECK(run.summary["status"] == "finished");
+  for (const auto& row : run.metrics)
+    for (const auto& [task, loss] : row["train_loss"].items()) CHECK(std::isfinite(loss.get<double>()));
+  for (const auto& [name, tensor] : run.weights) {
+    INFO(name);
+    CHECK(tensor.scalar_type() == torch::kFloat);
+    CHECK(torch::isfinite(tensor).all().item<bool>());
   }
 }

@@ -1,0 +1,48 @@
+#include "core/torch_compat.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/ATen.h>
+
+#include <c10/util/Exception.h>
+
+namespace mtbert::compat {
+
+at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           const c10::optional<at::Tensor>& mask, double dropout_p) {
+#if MTBERT_TORCH_AT_LEAST(2, 0)
+  return at::scaled_dot_product_attention(q, k, v, mask, dropout_p, /*is_causal=*/false);
+#else
+  TORCH_CHECK(false, "fused attention needs LibTorch 2.0 or later");
+#endif
+}
+
+#if MTBERT_TORCH_AT_LEAST(2, 4)
+
+bool autocast_enabled(c10::DeviceType type) { return at::autocast::is_autocast_enabled(type); }
+void set_autocast_enabled(c10::DeviceType type, bool enabled) { at::autocast::set_autocast_enabled(type, enabled); }
+c10::ScalarType autocast_dtype(c10::DeviceType type) { return at::autocast::get_autocast_dtype(type); }
+void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype) { at::autocast::set_autocast_dtype(type, dtype); }
+
+#else
+
+bool autocast_enabled(c10::DeviceType type) {
+  return type == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+}
+
+void set_autocast_enabled(c10::DeviceType type, bool enabled) {
+  if (type == c10::DeviceType::CUDA) at::autocast::set_enabled(enabled);
+  else at::autocast::set_cpu_enabled(enabled);
+}
+
+c10::ScalarType autocast_dtype(c10::DeviceType type) {
+  return type == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+}
+
+void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype) {
+  if (type == c10::DeviceType::CUDA) at::autocast::set_autocast_gpu_dtype(dtype);
+  else at::autocast::set_autocast_cpu_dtype(dtype);
+}
+
+#endif
+
+}  // namespace mtbert::compat

@@ -1,0 +1,51 @@
+#pragma once
+// Every difference between the LibTorch versions mtbert builds against, in one
+// place: Debian 12's 1.13, Debian 13's 2.6, sid's 2.14 and pip's CUDA 2.x.
+// The rest of the code calls what is here and holds no version #if of its own.
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/Optional.h>
+#include <torch/version.h>
+
+// Whether the LibTorch compiled against is at least MAJOR.MINOR.
+#define MTBERT_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+// c10::Allocator::allocate lost its `const` in 2.3 (which also added the pure
+// virtual copy_data): an allocator declares `c10::DataPtr allocate(size_t)
+// MTBERT_ALLOCATE_CONST override;`.
+#if MTBERT_TORCH_AT_LEAST(2, 3)
+#define MTBERT_ALLOCATE_CONST
+#else
+#define MTBERT_ALLOCATE_CONST const
+#endif
+
+// The class whose allreduce/broadcast/allgather/barrier a Gloo or NCCL group
+// implements: since 2.0 ProcessGroupGloo and ProcessGroupNCCL derive from
+// c10d::Backend, before from c10d::ProcessGroup (only dist/communicator.cpp,
+// which includes c10d's headers, names it).
+#if MTBERT_TORCH_AT_LEAST(2, 0)
+#define MTBERT_C10D_COLLECTIVES c10d::Backend
+#else
+#define MTBERT_C10D_COLLECTIVES c10d::ProcessGroup
+#endif
+
+namespace mtbert::compat {
+
+// at::scaled_dot_product_attention (2.0 on): one fused attention kernel.
+constexpr bool kHasFusedAttention = MTBERT_TORCH_AT_LEAST(2, 0);
+
+// softmax(q k^T / sqrt(d) + mask) v, with dropout p, through the fused kernel;
+// only where kHasFusedAttention (elsewhere it throws).
+at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           const c10::optional<at::Tensor>& mask, double dropout_p);
+
+// Autocast's state per device type (2.4 replaced the per-backend calls, CUDA's
+// set_enabled and set_cpu_enabled, by calls taking the device type).
+bool autocast_enabled(c10::DeviceType type);
+void set_autocast_enabled(c10::DeviceType type, bool enabled);
+c10::ScalarType autocast_dtype(c10::DeviceType type);
+void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype);
+
+}  // namespace mtbert::compat
