@@ -383,9 +383,7 @@ def read_attention_maps(path):
     if not path.is_file():
         raise UserError(f"{path} does not exist")
     try:
-        # mtbert writes it with torch::pickle_save, whose type tags the weights_only unpickler of
-        # torch 1.13 rejects; the file is the user's own output.
-        data = torch.load(path, map_location="cpu")
+        data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a file that is not its own
         raise UserError(f"{path}: not a torch.save file of tensors: {one_line(e)}") from None
     attentions = data.get("attentions") if isinstance(data, dict) else None

@@ -4,6 +4,9 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/serialize.h>
 
 #include "core/atomic_file.h"
@@ -46,10 +49,36 @@ std::map<std::string, at::Tensor> read_tensor_dict(const std::filesystem::path& 
   return result;
 }
 
+namespace {
+
+// torch::pickle_save's zip archive, but with the dict pickled as a plain
+// dict: pickle_save tags it with torch.jit._pickle.restore_type_tag, which
+// torch.load refuses under weights_only=True (the default from PyTorch 2.6).
+std::vector<char> pickle_plain(const c10::IValue& value) {
+  std::vector<char> pickled;
+  torch::jit::Pickler pickler([&](const char* data, size_t size) { pickled.insert(pickled.end(), data, data + size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    archive.insert(archive.end(), bytes, bytes + size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  return archive;
+}
+
+}  // namespace
+
 void write_tensor_dict(const std::filesystem::path& path, const std::map<std::string, at::Tensor>& tensors) {
   c10::Dict<std::string, at::Tensor> dict;
   for (const auto& [name, t] : tensors) dict.insert(name, t.detach().to(at::kCPU).contiguous());
-  const std::vector<char> bytes = torch::pickle_save(dict);
+  const std::vector<char> bytes = pickle_plain(dict);
   write_atomically(path, [&](const std::filesystem::path& tmp) {
     std::ofstream out(tmp, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

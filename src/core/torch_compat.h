@@ -8,6 +8,11 @@
 #include <c10/util/Optional.h>
 #include <torch/version.h>
 
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+
 // Whether the LibTorch compiled against is at least MAJOR.MINOR.
 #define MTBERT_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -32,6 +37,32 @@
 #endif
 
 namespace mtbert::compat {
+
+// The key of parameter `p` in an optimizer's state() map: its TensorImpl's
+// address printed as a string in LibTorch 1.13, the address itself in 2.x.
+template <class StateMap>
+typename StateMap::key_type optimizer_state_key(const StateMap&, const at::Tensor& p) {
+  if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+    std::ostringstream key;
+    key << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return key.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+
+// c10d::TCPStoreOptions gained useLibUV in 2.2, true by default from 2.4: a
+// libuv server that Debian's LibTorch is built without ("use_libuv was
+// requested but PyTorch was build without libuv support"). The classic
+// server, the only one before, serves every LibTorch.
+template <class Options, class = void>
+struct HasUseLibUV : std::false_type {};
+template <class Options>
+struct HasUseLibUV<Options, std::void_t<decltype(std::declval<Options&>().useLibUV)>> : std::true_type {};
+template <class Options>
+void use_classic_tcp_store(Options& options) {
+  if constexpr (HasUseLibUV<Options>::value) options.useLibUV = false;
+}
 
 // at::scaled_dot_product_attention (2.0 on): one fused attention kernel.
 constexpr bool kHasFusedAttention = MTBERT_TORCH_AT_LEAST(2, 0);

@@ -55,6 +55,7 @@ Communicator::Communicator(const LaunchEnv& env, const CommunicatorOptions& opti
     store.numWorkers = static_cast<std::size_t>(env.world_size);
     store.waitWorkers = false;  // the process group's own rendezvous waits for everyone
     store.timeout = options.timeout;
+    compat::use_classic_tcp_store(store);
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store);
   } catch (const std::exception& e) {
     throw DistributedError(fmt::format("{}: cannot {} the rendezvous store at {}:{}: {}", where,

@@ -4,10 +4,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <sstream>
-#include <string>
-#include <type_traits>
 
+#include "core/torch_compat.h"
 #include "core/vector_clones.h"
 
 namespace mtbert {
@@ -53,29 +51,15 @@ void fused_update(float* p, const float* g, float* m, float* v, int64_t n, const
   });
 }
 
-// The optimizer's state is keyed by the parameter's TensorImpl: by its address
-// printed as a string in LibTorch 1.13, by the address itself in 2.x.
-template <class Key>
-Key state_key(const torch::Tensor& p) {
-  if constexpr (std::is_same_v<Key, std::string>) {
-    std::ostringstream key;
-    key << static_cast<const void*>(p.unsafeGetTensorImpl());
-    return key.str();
-  } else {
-    return p.unsafeGetTensorImpl();
-  }
-}
-
 }  // namespace
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  using StateKey = typename std::decay_t<decltype(state_)>::key_type;
   for (const auto& group : param_groups_) {
     if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return AdamW::step(closure);
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       if (!fusable(p) || !fusable(p.grad())) return AdamW::step(closure);
-      const auto it = state_.find(state_key<StateKey>(p));
+      const auto it = state_.find(compat::optimizer_state_key(state_, p));
       if (it == state_.end()) continue;
       const auto& state = static_cast<const torch::optim::AdamWParamState&>(*it->second);
       if (!fusable(state.exp_avg()) || !fusable(state.exp_avg_sq())) return AdamW::step(closure);
@@ -93,7 +77,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const auto key = state_key<StateKey>(p);
+      const auto key = compat::optimizer_state_key(state_, p);
       if (state_.find(key) == state_.end()) {
         auto state = std::make_unique<torch::optim::AdamWParamState>();
         state->step(0);

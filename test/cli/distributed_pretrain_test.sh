@@ -13,6 +13,7 @@ py="${MTBERT_PYTHON:-/usr/bin/python3}"
 unset MTBERT_DATA RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT SLURM_PROCID SLURM_NTASKS
 source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run_weights.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/torchrun.sh"
 cd "$src"
 
 # 41 documents of one segment each: every 20th held out, 39 for training, so
@@ -62,7 +63,7 @@ check "  ... and their sharded held-out evaluation is the one process's" \
 # torchrun, as a user would start it (see distributed_train_test.sh for why
 # --redirects 1 --tee 1, and why the launchers compare exactly).
 if command -v torchrun >/dev/null; then
-  OMP_NUM_THREADS=1 torchrun --nproc_per_node 2 --master_port "$(free_port)" --redirects 1 --tee 1 --no_python \
+  OMP_NUM_THREADS=1 run_torchrun --nproc_per_node 2 --master_port "$(free_port)" --redirects 1 --tee 1 --no_python \
     "$bin" pretrain "$dir/tiny.yaml" train.batch_size=4 --out "$dir/torchrun" --no-progress \
     >/dev/null 2>"$dir/torchrun.log" || true
   check "torchrun --nproc_per_node 2 pretrains the same run as --nproc 2" within "$dir/two" "$dir/torchrun" 0

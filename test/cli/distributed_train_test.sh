@@ -13,6 +13,7 @@ py="${MTBERT_PYTHON:-/usr/bin/python3}"
 unset MTBERT_DATA RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT SLURM_PROCID SLURM_NTASKS
 source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run_weights.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/torchrun.sh"
 cd "$src"
 
 # A tiny encoder without dropout, 48 examples per task, evaluation at the end.
@@ -65,7 +66,7 @@ check "gradient accumulation: 2 ranks x batch 4 == 1 rank x batch 8" within "$di
 # parse its own default --redirects/--tee "0" (IntFlag iteration skips the
 # zero member), so they are given as 1.
 if command -v torchrun >/dev/null; then
-  OMP_NUM_THREADS=1 torchrun --nproc_per_node 2 --master_port "$(free_port)" \
+  OMP_NUM_THREADS=1 run_torchrun --nproc_per_node 2 --master_port "$(free_port)" \
     --redirects 1 --tee 1 --no_python "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.batch_size=4 \
     --out "$dir/torchrun" --no-progress >/dev/null 2>"$dir/torchrun.log" || true
   check "torchrun --nproc_per_node 2 trains the same run as --nproc 2" within "$dir/two" "$dir/torchrun" 0

@@ -7,10 +7,12 @@
 
 #include <sstream>
 
+#include "core/torch_compat.h"
 #include "optim/fused_adamw.h"
 #include "support/test_support.h"
 
 using mtbert::FusedAdamW;
+namespace compat = mtbert::compat;
 using torch::optim::AdamW;
 using torch::optim::AdamWOptions;
 using torch::optim::AdamWParamState;
@@ -88,10 +90,9 @@ TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
   }
   CHECK(torch::equal(a.unused[0], b.unused[0]));  // no gradient: untouched
   for (size_t i = 0; i < pa.size() - a.unused.size(); ++i) {
-    const std::string key = c10::guts::to_string(pa[i].unsafeGetTensorImpl());
-    const std::string ref_key = c10::guts::to_string(pb[i].unsafeGetTensorImpl());
-    const auto& sa = static_cast<AdamWParamState&>(*fused->state().at(key));
-    const auto& sb = static_cast<AdamWParamState&>(*reference->state().at(ref_key));
+    const auto& sa = static_cast<AdamWParamState&>(*fused->state().at(compat::optimizer_state_key(fused->state(), pa[i])));
+    const auto& sb =
+        static_cast<AdamWParamState&>(*reference->state().at(compat::optimizer_state_key(reference->state(), pb[i])));
     CHECK(sa.step() == sb.step());
     // Gradients up to ~20 here: a moment that cancels to near zero keeps an
     // absolute rounding difference of a few ulp of the terms.
@@ -99,7 +100,7 @@ TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
     CHECK(torch::allclose(sa.exp_avg(), sb.exp_avg(), 1e-5, 1e-5));
     CHECK(torch::allclose(sa.exp_avg_sq(), sb.exp_avg_sq(), 1e-5, 1e-5));
   }
-  CHECK(fused->state().count(c10::guts::to_string(a.unused[0].unsafeGetTensorImpl())) == 0);
+  CHECK(fused->state().count(compat::optimizer_state_key(fused->state(), a.unused[0])) == 0);
 }
 
 TEST_CASE("FusedAdamW defers to AdamW for double parameters and amsgrad", "[train][optimizer]") {

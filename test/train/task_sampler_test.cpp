@@ -1,6 +1,7 @@
 #include "train/task_sampler.h"
 
 #include <cmath>
+#include <random>
 
 #include "support/test_support.h"
 

@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "core/torch_compat.h"
 #include "models/multitask_model.h"
 #include "optim/optimizer.h"
 #include "optim/pcgrad.h"
@@ -243,7 +244,7 @@ TEST_CASE("PCGrad in a training step hands AdamW the projected sum of the task g
   double worst = 0;
   for (const auto& p : named) {
     auto g = shared[i] ? (g_sst[i] - c_sst * g_para[i]) + (g_para[i] - c_para * g_sst[i]) : g_sst[i] + g_para[i];
-    const auto key = c10::guts::to_string(p.value().unsafeGetTensorImpl());
+    const auto key = compat::optimizer_state_key(state, p.value());
     if (state.count(key)) {
       auto& s = static_cast<torch::optim::AdamWParamState&>(*state.at(key));
       worst = std::max(worst, (s.exp_avg() / (1 - beta1) - g).abs().max().item<double>());
