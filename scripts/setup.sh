@@ -14,19 +14,32 @@ packages=(
   python3-sentencepiece
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#packages[@]} packages already installed"
-  exit 0
-fi
-
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+updated=0
+
+# Installs those of the given packages that are not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$updated" -eq 0 ]; then
+    $sudo apt-get update -q
+    updated=1
+  fi
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+install_missing "${packages[@]}"
+# SentencePiece 0.2.1 on (Debian sid) includes Abseil's headers from its own
+# without depending on them.
+if grep -q 'absl/' /usr/include/sentencepiece_processor.h 2>/dev/null; then
+  install_missing libabsl-dev
+fi
+[ "$updated" -eq 1 ] || echo "setup: all ${#packages[@]} packages already installed"

@@ -133,7 +133,8 @@ if [[ "$ci" -eq 1 ]]; then
 elif [[ -n "$run" ]]; then
   inner="$run"
 else
-  inner="scripts/test.sh$(printf ' %q' "$@")"
+  inner="scripts/test.sh"
+  [[ $# -eq 0 ]] || inner+="$(printf ' %q' "$@")"
 fi
 phase "running $inner"
 status=0

@@ -115,8 +115,10 @@ void run_tokenize(const TokenizeOptions& o) {
     if (o.format == "json") {
       append_json(out, *tok, e);
     } else {
-      for (std::size_t i = 0; i < e.ids.size(); ++i)
-        fmt::format_to(std::back_inserter(out), i ? " {}" : "{}", e.ids[i]);
+      for (std::size_t i = 0; i < e.ids.size(); ++i) {
+        if (i) out.push_back(' ');
+        fmt::format_to(std::back_inserter(out), "{}", e.ids[i]);
+      }
     }
     out.push_back('\n');
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -63,15 +63,25 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& mod
                                                             .weight_decay(weight_decay)
                                                             .amsgrad(false));
   };
+  const double lr[] = {train.lr, train.lr, head_lr, head_lr};
+  const double decay[] = {train.weight_decay, 0.0, train.weight_decay, 0.0};
   std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  param_groups.emplace_back(groups[0], options(train.lr, train.weight_decay));
-  param_groups.emplace_back(groups[1], options(train.lr, 0.0));
-  param_groups.emplace_back(groups[2], options(head_lr, train.weight_decay));
-  param_groups.emplace_back(groups[3], options(head_lr, 0.0));
-  return std::make_unique<FusedAdamW>(std::move(param_groups), torch::optim::AdamWOptions(train.lr)
-                                                                    .betas({train.adam_beta1, train.adam_beta2})
-                                                                    .eps(train.adam_eps)
-                                                                    .weight_decay(train.weight_decay));
+  for (int g = 0; g < 4; ++g) param_groups.emplace_back(groups[g], options(lr[g], decay[g]));
+  auto optimizer = std::make_unique<FusedAdamW>(std::move(param_groups), torch::optim::AdamWOptions(train.lr)
+                                                                             .betas({train.adam_beta1, train.adam_beta2})
+                                                                             .eps(train.adam_eps)
+                                                                             .weight_decay(train.weight_decay));
+  // Newer LibTorch (sid's 2.14) merges each group's options with the
+  // optimizer's defaults "by comparison": a field equal to AdamWOptions' stock
+  // default (lr 1e-3, weight decay 1e-2) is taken as unset and replaced by the
+  // default given above, so a head LR of 1e-3 would train at the encoder's.
+  // The groups' values are set again once the optimizer holds them.
+  for (int g = 0; g < 4; ++g) {
+    auto& group = static_cast<torch::optim::AdamWOptions&>(optimizer->param_groups()[g].options());
+    group.lr(lr[g]);
+    group.weight_decay(decay[g]);
+  }
+  return optimizer;
 }
 
 std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const TrainSection& train) {

@@ -3,11 +3,18 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <utility>
+
 #include "text/sentencepiece_engine.h"
 
 namespace mtbert {
 
 namespace {
+
+// The status SentencePiece's calls return: sentencepiece::util::Status up to
+// 0.2.0, absl::Status from 0.2.1 on (Debian sid); both have ok(), ToString()
+// and message().
+using Status = decltype(std::declval<const sentencepiece::SentenceIterator&>().status());
 
 class Engine final : public SentencePieceEngine {
  public:
@@ -37,7 +44,7 @@ class Engine final : public SentencePieceEngine {
   }
 
  private:
-  static bool report(const sentencepiece::util::Status& status, std::string* error) {
+  static bool report(const Status& status, std::string* error) {
     if (!status.ok()) *error = status.ToString();
     return status.ok();
   }
@@ -52,7 +59,7 @@ class CallbackIterator final : public sentencepiece::SentenceIterator {
   explicit CallbackIterator(const std::function<bool(std::string*)>& next_line) : next_line_(next_line) { Next(); }
   bool done() const override { return done_; }
   const std::string& value() const override { return line_; }
-  sentencepiece::util::Status status() const override { return {}; }
+  Status status() const override { return {}; }
   void Next() override { done_ = !next_line_(&line_); }
 
  private:

@@ -6,7 +6,7 @@
 
 using Catch::Matchers::ContainsSubstring;
 
-TEST_CASE("extends reads a file relative to the extending one; the extending file wins", "[config_extends]") {
+TEST_CASE("extends reads a file relative to the extending one, the extending file wins", "[config_extends]") {
   const mtbert::test::TempDir dir;
   std::filesystem::create_directories(dir / "sub");
   dir.write("base.yaml", "seed: 1\ntrain: {lr: 1, epochs: 3}\nname: base\noutput_dir: runs/base\n");

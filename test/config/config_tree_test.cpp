@@ -32,7 +32,7 @@ TEST_CASE("YAML becomes a tree that remembers file and line", "[config_tree]") {
   CHECK(mtbert::describe_value(*root.find("a")) == "'1'");
 }
 
-TEST_CASE("set keeps a key's place; erase removes it", "[config_tree]") {
+TEST_CASE("set keeps a key's place, erase removes it", "[config_tree]") {
   auto root = mtbert::parse_config_yaml("a: 1\nb: 2\n", mtbert::ConfigOrigin{"f.yaml", 0});
   root.set("a", mtbert::ConfigNode::make_scalar("3", mtbert::ConfigOrigin{"g.yaml", 4}));
   root.set("c", mtbert::ConfigNode::make_scalar("5", mtbert::ConfigOrigin{"g.yaml", 5}));

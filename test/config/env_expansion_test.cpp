@@ -39,7 +39,7 @@ TEST_CASE("bad references are user errors", "[env_expansion]") {
   CHECK_THROWS_WITH(mtbert::expand_env("${}", fake_env), ContainsSubstring("not a variable reference"));
 }
 
-TEST_CASE("every scalar of a tree expands; errors name file, line and key path", "[env_expansion]") {
+TEST_CASE("every scalar of a tree expands, errors name file, line and key path", "[env_expansion]") {
   auto root = mtbert::parse_config_yaml("tasks:\n  sst:\n    train: ${DATA}/t.csv\n    list: [a, '${DATA}']\n",
                                         mtbert::ConfigOrigin{"experiments/foo.yaml", 0});
   mtbert::expand_env_in_tree(root, fake_env);

@@ -10,7 +10,7 @@ mtbert::ConfigNode parse(const std::string& text, const std::string& file) {
 
 }  // namespace
 
-TEST_CASE("maps merge recursively; scalars and lists replace", "[yaml_merge]") {
+TEST_CASE("maps merge recursively, scalars and lists replace", "[yaml_merge]") {
   auto base = parse("a: 1\nm:\n  x: 1\n  y: [1, 2]\n  n: {p: 1, q: 2}\nlist: [a, b]\n", "base.yaml");
   const auto overlay = parse("m:\n  y: [3]\n  n: {q: 5, r: 6}\n  z: new\nlist: [c]\nb: 2\n", "child.yaml");
   mtbert::merge_config(base, overlay);

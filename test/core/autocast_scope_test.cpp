@@ -9,7 +9,7 @@
 
 using mtbert::AutocastScope;
 
-TEST_CASE("inside a bf16 scope, linear layers compute in bfloat16; outside, in float32", "[autocast]") {
+TEST_CASE("inside a bf16 scope, linear layers compute in bfloat16, outside, in float32", "[autocast]") {
   torch::manual_seed(1);
   torch::nn::Linear linear(8, 4);
   const auto x = torch::randn({3, 8});

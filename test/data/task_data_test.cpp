@@ -159,7 +159,7 @@ TEST_CASE("bad rows: UserError naming file and line, or skipped and counted", "[
   }
 }
 
-TEST_CASE("regression labels may be fractional; binary labels written 0.0/1.0", "[task_data]") {
+TEST_CASE("regression labels may be fractional, binary labels written 0.0/1.0", "[task_data]") {
   mtbert::test::TempDir dir;
   const auto sts_file = dir.write("s.csv", "\tid\tsentence1\tsentence2\tsimilarity\n0\ta\tx\ty\t2.75\n1\tb\tx\ty\t5.0\n");
   const TaskSplit s = mtbert::read_task_split(sts(), sts_file, {});

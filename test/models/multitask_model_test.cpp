@@ -103,7 +103,7 @@ TEST_CASE("freeze_encoder leaves only the heads trainable", "[models][multitask]
   for (const auto& p : model->bert->parameters()) CHECK(!p.grad().defined());
 }
 
-TEST_CASE("forward = heads on pooled encodings; the halves compose to forward", "[models][multitask]") {
+TEST_CASE("forward = heads on pooled encodings, the halves compose to forward", "[models][multitask]") {
   auto model = tiny_model();
   torch::manual_seed(2);
   auto a = tiny_batch(3, 6);

@@ -122,7 +122,7 @@ TEST_CASE("A sentence projection maps each sentence vector before the combinatio
   CHECK_THROWS_WITH(validate_head_spec(cross, true), Catch::Matchers::ContainsSubstring("tasks.para.sentence_projection"));
 }
 
-TEST_CASE("Cosine maps: 5 cos, 5 ReLU(cos), 2.5 (cos + 1); probabilities in [0, 1]", "[models][heads]") {
+TEST_CASE("Cosine maps: 5 cos, 5 ReLU(cos), 2.5 (cos + 1), probabilities in [0, 1]", "[models][heads]") {
   auto u = torch::tensor({{1., 2., 0.}, {1., 2., 0.}, {1., 0., 0.}, {3., 4., 0.}}, torch::kDouble);
   // same direction (cos 1), opposite (-1), orthogonal (0), cos = 3/5 = 0.6.
   auto v = torch::tensor({{2., 4., 0.}, {-1., -2., 0.}, {0., 5., 0.}, {1., 0., 0.}}, torch::kDouble);

@@ -100,7 +100,7 @@ TEST_CASE("examples are paired: a small real difference between two noisy rows i
   CHECK(d.at("para").high - d.at("para").low < 0.025);
 }
 
-TEST_CASE("a row's runs are averaged on the same draw; Pearson tasks and the overall", "[report][bootstrap]") {
+TEST_CASE("a row's runs are averaged on the same draw, Pearson tasks and the overall", "[report][bootstrap]") {
   const size_t n = 400;
   std::mt19937_64 rng(3);
   std::normal_distribution<double> noise(0.0, 1.0);

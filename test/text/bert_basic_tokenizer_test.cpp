@@ -24,7 +24,7 @@ TEST_CASE("HuggingFace's documented examples", "[bert_basic_tokenizer]") {
   CHECK(cased("H\u00E9llo") == Words{"H\u00E9llo"});
 }
 
-TEST_CASE("lowercasing strips accents; cased keeps them, composed (NFC)", "[bert_basic_tokenizer]") {
+TEST_CASE("lowercasing strips accents, cased keeps them, composed (NFC)", "[bert_basic_tokenizer]") {
   CHECK(lower("Héllo naïve résumé ÅNGSTRÖM") == Words{"hello", "naive", "resume", "angstrom"});
   CHECK(lower("He\u0301llo") == Words{"hello"});
   CHECK(cased("He\u0301llo") == Words{"H\u00E9llo"});

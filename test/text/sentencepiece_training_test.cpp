@@ -56,7 +56,7 @@ TEST_CASE("a trained model reserves [PAD] [UNK] [CLS] [SEP] [MASK] at ids 0..4",
   }
 }
 
-TEST_CASE("training reads several files, \\r\\n line ends, and trains BPE too", "[sentencepiece_training]") {
+TEST_CASE("training reads several files, CRLF line ends, and trains BPE too", "[sentencepiece_training]") {
   const mtbert::test::TempDir dir;
   const auto corpus = mtbert::test::sentencepiece_test_corpus(200);
   std::string crlf;

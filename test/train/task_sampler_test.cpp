@@ -105,7 +105,7 @@ TEST_CASE("annealed plans draw tasks with the epoch's probabilities", "[task_sam
   }
 }
 
-TEST_CASE("annealing with one epoch stays proportional; later epochs keep anneal_min", "[task_sampler]") {
+TEST_CASE("annealing with one epoch stays proportional, later epochs keep anneal_min", "[task_sampler]") {
   const mtbert::TaskSampler one(sampler("annealed"), cs224n_tasks(16000), 1, 1);
   CHECK(one.anneal_alpha(1) == 1.0);
   const auto p = one.probabilities(1);
