@@ -16,10 +16,12 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
-#include "core/thread_count.h"
+#include "core/limits.h"
 #include "core/tensor_file.h"
+#include "core/thread_count.h"
 #include "core/token_batch.h"
 #include "core/user_error.h"
 #include "data/batching.h"
@@ -81,9 +83,13 @@ void run_attention(const AttentionArgs& args) {
     throw UserError(fmt::format("--output {} must not end in .json (the tokens go to a .tokens.json beside it)",
                                 args.output));
   if (args.model_dir.empty() == args.run_dir.empty()) throw UserError("attention needs one of --model or --run");
+  check_output_path(output);
   set_thread_count(args.threads);
   AttentionSource source =
       args.run_dir.empty() ? from_model_folder(args.model_dir) : from_run(args.run_dir, args.checkpoint);
+  if (source.config.num_hidden_layers == 0)
+    throw UserError(fmt::format("{}: the encoder has no layers (num_hidden_layers 0), so no attention to show",
+                                source.name));
   const auto& tokenizer = source.tokenizer;
   const int64_t max_length = args.max_length > 0 ? args.max_length : source.config.max_position_embeddings;
   Encoding encoding = args.text2.empty() ? encode_single(*tokenizer, args.text, max_length)
@@ -142,8 +148,9 @@ void add_attention_command(CLI::App& app) {
                   "Output .pt file (dict: attentions [layers, heads, N, N], input_ids); the tokens go to "
                   "<output without .pt>.tokens.json")
       ->required();
-  cmd->add_option("--max-length", args->max_length, "Truncate to this many tokens")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)");
+  cmd->add_option("--max-length", args->max_length, "Truncate to this many tokens")
+      ->check(whole_number(1, limits::kPositions));
+  cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)")->check(thread_count());
   cmd->callback([args] { run_attention(*args); });
 }
 

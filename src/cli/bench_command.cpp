@@ -38,11 +38,11 @@
 #include <functional>
 #include <iostream>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/op_profile.h"
-#include "models/masked_lm.h"
-#include "train/mlm_step.h"
 #include "core/autocast_scope.h"
+#include "core/limits.h"
 #include "core/runtime.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
@@ -50,10 +50,12 @@
 #include "data/task_data.h"
 #include "data/task_spec.h"
 #include "models/bert_model.h"
+#include "models/masked_lm.h"
 #include "models/multitask_model.h"
 #include "text/sequence_encoder.h"
 #include "text/wordpiece_tokenizer.h"
 #include "train/experiment.h"
+#include "train/mlm_step.h"
 #include "train/train_step.h"
 
 namespace mtbert::cli {
@@ -424,20 +426,24 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--case", args->cases, "Cases to run (default: all)")->check(CLI::IsMember(kCases));
   cmd->add_option("--preset", args->preset, "Model shape: small (4x256, 4 heads, FFN 1024), base (bert-base) or all")
       ->check(CLI::IsMember({"small", "base", "all"}));
-  cmd->add_option("--layers", args->layers, "Encoder layers (overrides the preset)")->check(CLI::PositiveNumber);
-  cmd->add_option("--hidden", args->hidden, "Hidden size (overrides the preset)")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", args->heads, "Attention heads (overrides the preset)")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", args->layers, "Encoder layers (overrides the preset)")
+      ->check(whole_number(1, limits::kLayers));
+  cmd->add_option("--hidden", args->hidden, "Hidden size (overrides the preset)")
+      ->check(whole_number(1, limits::kHiddenSize));
+  cmd->add_option("--heads", args->heads, "Attention heads (overrides the preset)")
+      ->check(whole_number(1, limits::kAttentionHeads));
   cmd->add_option("--intermediate", args->intermediate, "FFN size (overrides the preset)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--length", args->lengths, "Sequence length(s) (default: 64 128)")->check(CLI::PositiveNumber);
+      ->check(whole_number(1, limits::kIntermediateSize));
+  cmd->add_option("--length", args->lengths, "Sequence length(s) (default: 64 128)")
+      ->check(whole_number(1, limits::kPositions));
   cmd->add_option("--batch", args->batch, "Examples per batch (per task for train_step)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, limits::kBatchSize));
   cmd->add_option("--steps", args->steps, "Timed repetitions per case")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(whole_number(1, 1'000'000));
   cmd->add_option("--warmup", args->warmup, "Untimed repetitions first")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(whole_number(0, 1'000'000));
+  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(thread_count());
   cmd->add_option("--device", args->device, "cpu, cuda or auto")
       ->capture_default_str()->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--precision", args->precision, "fp32, or bf16 (autocast, as train's precision: bf16)")
@@ -445,12 +451,12 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--weight-decay", args->weight_decay, "AdamW weight decay (train_step)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--lr", args->lr, "AdamW learning rate (train_step)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(positive_number());
   cmd->add_option("--vocab-size", args->vocab_size, "Vocabulary of the random models")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
+      ->check(whole_number(2, limits::kVocabSize));
   cmd->add_option("--data", args->data,
                   "Folder with ids-sst-train.csv and bert-base-uncased/vocab.txt (default: $MTBERT_DATA or "
                   "../shared/data)");

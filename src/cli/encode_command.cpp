@@ -4,9 +4,12 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
-#include "core/thread_count.h"
+#include "core/atomic_file.h"
+#include "core/limits.h"
 #include "core/tensor_file.h"
+#include "core/thread_count.h"
 #include "core/token_batch.h"
 #include "core/user_error.h"
 #include "data/batching.h"
@@ -53,6 +56,7 @@ TokenBatch inputs_from_texts(const EncodeArgs& args, const ModelConfig& config) 
 }
 
 void run_encode(const EncodeArgs& args) {
+  check_output_path(args.output);
   set_thread_count(args.threads);
   PretrainedModel pretrained = load_pretrained(args.model_dir);
   TokenBatch inputs = args.input.empty() ? inputs_from_texts(args, pretrained.config)
@@ -95,8 +99,8 @@ void add_encode_command(CLI::App& app) {
   input->excludes(text);
   cmd->add_option("--output", args->output, "Output .pt file (a dict torch.load reads)")->required();
   cmd->add_option("--max-length", args->max_length, "Truncate --text inputs to this many tokens")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)");
+      ->check(whole_number(1, limits::kPositions));
+  cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)")->check(thread_count());
   cmd->callback([args] {
     if (args->input.empty() && args->texts.empty()) throw UserError("encode needs --input FILE.pt or --text TEXT");
     run_encode(*args);

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
@@ -66,7 +67,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "TASK=PATH: evaluate TASK on this file instead of the config's");
   cmd->add_option("--predictions", args->predictions, "Folder for the prediction files (default: RUN/predictions)");
   cmd->add_flag("--json", args->json, "Print JSON");
-  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core)")->check(thread_count());
   cmd->callback([args] { run_eval(*args); });
 }
 

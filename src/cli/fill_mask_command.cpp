@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "core/limits.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/batching.h"
@@ -75,9 +77,9 @@ void add_fill_mask_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--text", args->text, "Text with one or more [MASK] tokens")->required();
-  cmd->add_option("--top-k", args->top_k, "Candidates per mask")->check(CLI::PositiveNumber);
+  cmd->add_option("--top-k", args->top_k, "Candidates per mask")->check(whole_number(1, limits::kVocabSize));
   cmd->add_flag("--json", args->as_json, "Print JSON");
-  cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)");
+  cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)")->check(thread_count());
   cmd->callback([args] { run_fill_mask(*args); });
 }
 

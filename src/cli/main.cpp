@@ -1,23 +1,34 @@
 // mtbert: multi-task fine-tuning of BERT-family encoders.
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "core/did_you_mean.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 
 namespace {
 
+void print_line(const std::string& prefix, const std::string& message) {
+  const std::string line = prefix + mtbert::printable_line(message) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 // One line, no stack trace: what a user needs to fix their input.
 int fail(const std::string& message) {
-  std::fprintf(stderr, "mtbert: error: %s\n", message.c_str());
+  print_line("mtbert: error: ", message);
   return 2;
 }
 
@@ -44,6 +55,15 @@ int main(int argc, char** argv) {
   mtbert::cli::add_report_command(app);
   mtbert::cli::add_bench_command(app);
 
+  // A first word that names no subcommand: say so (CLI11 would say that a
+  // subcommand is required, or that the arguments were not expected).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end())
+      return fail(fmt::format("unknown command \"{}\"{}; the commands are {} (see mtbert --help)", argv[1],
+                              mtbert::did_you_mean_suffix(argv[1], names), fmt::join(names, ", ")));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -55,20 +75,30 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail(std::string(e.what()) + " (see mtbert --help)");
   } catch (const mtbert::UserError& e) {
-    return fail(e.what());
+    return fail(e.message());
   } catch (const mtbert::DistributedError& e) {
     // Another rank is gone: one line, and out at once, without the process
     // group's destructors (they would wait on the peers that are gone).
-    std::fprintf(stderr, "mtbert: error: %s\n", e.what());
+    print_line("mtbert: error: ", e.what());
     std::fflush(stdout);
     std::_Exit(1);
   } catch (const c10::Error& e) {
+    // An allocation LibTorch could not make (CPU or GPU): sizes the user
+    // chose (batch, length, model) too large for this machine.
+    const std::string reason = mtbert::first_line(e.what_without_backtrace());
+    if (reason.find("can't allocate memory") != std::string::npos || reason.find("out of memory") != std::string::npos)
+      return fail("out of memory (" + reason + "): lower the batch size, the sequence length or the model's size");
     // Inputs are validated before they reach LibTorch, so this is a bug; its
     // message carries a C++ backtrace after the first line, which we keep out.
-    std::fprintf(stderr, "mtbert: internal error: %s\n", mtbert::first_line(e.what()).c_str());
+    print_line("mtbert: internal error: ", reason);
     return 1;
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: a size in the config or an input is too large for this machine");
   } catch (const std::exception& e) {
-    spdlog::critical("internal error: {}", e.what());
+    print_line("mtbert: internal error: ", mtbert::first_line(e.what()));
+    return 1;
+  } catch (...) {
+    print_line("mtbert: internal error: ", "an unknown exception");
     return 1;
   }
   return mtbert::cli::exit_code();

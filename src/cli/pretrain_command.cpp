@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/run_folders.h"
 #include "cli/run_ranks.h"
@@ -131,6 +132,10 @@ void run_pretrain(const RunArgs& args) {
   } else if (given.path.empty()) {
     throw UserError("pretrain needs PRETRAIN.yaml (or --resume RUN_DIR)");
   }
+  if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
+  // A finished run is left to the paths below, which say so.
+  if (!args.resume.empty())
+    check_resume(args, [](const fs::path& file) { return resolved_yaml(load_pretrain_config(file)); });
   const LaunchEnv env = launch_env();
   if (args.nproc > 0) {
     if (env.distributed())
@@ -151,14 +156,14 @@ void run_pretrain(const RunArgs& args) {
     const RunLock lock(args.resume);
     const RunDirectory run(args.resume);
     Pretraining pretraining = reopen_pretraining(run);
-    set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(pretraining.config.threads));
+    set_thread_count(args.threads >= 0 ? args.threads : pretraining.config.threads);
     run_pretraining(pretraining, run, /*resume=*/true, args, nullptr);
     return;
   }
   const PretrainConfig config = load_given_config(args, given);
   const RunDirectory run = run_folder(args, config);
   in_fresh_run_folder(run, "pretrain", [&] {
-    const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
+    const int threads = set_thread_count(args.threads >= 0 ? args.threads : config.threads);
     spdlog::info("pretraining {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Pretraining pretraining = start_pretraining(config, run);
     run_pretraining(pretraining, run, /*resume=*/false, args, nullptr);
@@ -177,10 +182,13 @@ void add_pretrain_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(thread_count());
   cmd->add_option("--nproc", args->nproc,
                   "Pretrain data-parallel on N local ranks (child processes; the cores split between them)")
-      ->check(CLI::PositiveNumber);
+      ->check(local_rank_count());
+  cmd->add_flag("--force", args->force,
+                "With --resume: resume even though the run's config.resolved.yaml changed since its last checkpoint "
+                "(each change is logged)");
   cmd->add_flag("--no-progress", args->no_progress, "No progress bar (evaluations are still logged)");
   cmd->callback([args] {
     args->command = command_line();

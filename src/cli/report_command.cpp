@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "report/erased_differences.h"
@@ -77,7 +78,7 @@ void add_report_command(CLI::App& app) {
                   "Compare every row with the row of this label: differences on dev with 95% paired-bootstrap "
                   "intervals over dev examples (default: the table's `against:`)");
   cmd->add_option("--bootstrap-samples", args->bootstrap_samples, "Bootstrap samples of the intervals")
-      ->check(CLI::Range(int64_t{100}, int64_t{1000000}));
+      ->check(whole_number(100, 1000000));
   cmd->callback([args] { run_report(*args); });
 }
 

@@ -1,9 +1,13 @@
 #include "cli/run_folders.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
+#include "config/resolved_diff.h"
 #include "core/user_error.h"
 #include "train/run_lock.h"
 
@@ -28,9 +32,36 @@ RunState resumable_run(const std::string& folder) {
     throw UserError(fmt::format("{} is being trained by another process", folder));
   if (state.status != RunStatus::interrupted)
     throw UserError(fs::exists(RunDirectory(folder).resolved_config())
-                        ? fmt::format("{} has no checkpoint to resume from; start it again as a new run", folder)
+                        ? fmt::format("{} stopped before its first checkpoint, so there is nothing to resume; start "
+                                      "it again with the same --out",
+                                      folder)
                         : fmt::format("{} is not a run folder (no config.resolved.yaml)", folder));
   return state;
+}
+
+void check_resume_config(const RunDirectory& run, bool force,
+                         const std::function<std::string(const fs::path&)>& canonical) {
+  const fs::path saved = run.checkpoint_to_read("last") / "config.resolved.yaml";
+  std::error_code ec;
+  if (!fs::is_regular_file(saved, ec)) return;
+  const std::set<std::string> free_keys = {"name", "tags", "output_dir", "threads", "distributed.timeout_seconds"};
+  std::vector<ResolvedChange> changes;
+  for (auto& change : resolved_changes(canonical(saved), canonical(run.resolved_config())))
+    if (!free_keys.count(change.key)) changes.push_back(std::move(change));
+  if (changes.empty()) return;
+  if (force) {
+    for (const auto& c : changes)
+      spdlog::warn("--force: resuming with {} = {} (the checkpoint was trained with {}): the run is no longer the "
+                   "one an uninterrupted run would have been",
+                   c.key, c.after, c.before);
+    return;
+  }
+  std::vector<std::string> others;
+  for (size_t i = 1; i < changes.size(); ++i) others.push_back(changes[i].key);
+  throw UserError(fmt::format("{}: {}: {} now, {} when the checkpoint was written{}; resuming would not continue the "
+                              "same run: restore the file, or resume anyway with --force",
+                              run.resolved_config().string(), changes[0].key, changes[0].after, changes[0].before,
+                              others.empty() ? "" : fmt::format(" (also changed: {})", fmt::join(others, ", "))));
 }
 
 // A run folder that must not be overwritten: say what to do instead. A folder
@@ -47,7 +78,13 @@ void check_fresh_run_folder(const RunDirectory& run, const std::string& command)
     case RunStatus::interrupted:
       throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert {} --resume {}",
                                   root.string(), command, root.string()));
-    case RunStatus::failed: break;
+    case RunStatus::failed:
+      // A run of ours that stopped before its first checkpoint (killed, or a
+      // disk that filled): nothing in it can be resumed, so it starts again.
+      spdlog::info("{} holds a run that stopped before its first checkpoint: starting it again there",
+                   root.string());
+      run.discard_unstarted(/*remove_root=*/false);
+      return;
   }
   if (!fs::exists(root)) return;
   const bool only_log = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),

@@ -23,9 +23,20 @@ ConfigArguments split_config_arguments(const std::vector<std::string>& positiona
 // checkpoint, or not a run folder.
 RunState resumable_run(const std::string& folder);
 
+// The config a run resumes with (its config.resolved.yaml) against the copy
+// its last checkpoint holds: a change (the file edited since) would make the
+// resumed run another run than the one checkpointed. UserError naming the
+// key and both values, unless `force`, which logs each change instead. The
+// run's name, tags, output_dir, threads and distributed.timeout_seconds may
+// change freely. `canonical` gives a resolved config file in its canonical
+// form (1e-3 and 0.001 alike). A checkpoint without the copy (written by an
+// older mtbert) is not checked.
+void check_resume_config(const RunDirectory& run, bool force,
+                         const std::function<std::string(const std::filesystem::path&)>& canonical);
+
 // UserError unless `run` may receive a new run: it does not exist, holds only
-// a train.log, or holds a run that failed. An unfinished run names
-// `mtbert <command> --resume`.
+// a train.log, or holds a run that failed before its first checkpoint (what
+// that left is cleared). An unfinished run names `mtbert <command> --resume`.
 void check_fresh_run_folder(const RunDirectory& run, const std::string& command);
 
 // Runs `start` in the folder `run`, checked fresh, created and locked; when it

@@ -2,21 +2,42 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/run_folders.h"
+#include "core/json_file.h"
 #include "core/thread_count.h"
+#include "core/user_error.h"
 #include "dist/local_launcher.h"
 #include "train/experiment.h"
+#include "train/run_status.h"
+#include "train/train_progress.h"
 
 namespace mtbert::cli {
 
 namespace fs = std::filesystem;
 
+bool check_resume(const RunArgs& args, const std::function<std::string(const fs::path&)>& canonical) {
+  if (run_is_done(resumable_run(args.resume).status)) return false;
+  const RunDirectory run(args.resume);
+  check_resume_config(run, args.force, canonical);
+  if (args.nproc > 0) {
+    const fs::path state = run.checkpoint_to_read("last") / "state.json";
+    const int64_t ranks = train_progress_from_json(read_json_file(state), state.string()).world_size;
+    if (ranks != args.nproc)
+      throw UserError(fmt::format("{} was trained with {} rank(s): resume it with --nproc {} (each batch was planned "
+                                  "for them)",
+                                  args.resume, ranks, ranks));
+  }
+  return true;
+}
+
 int rank_thread_count(const RunArgs& args, int64_t config_threads, const LaunchEnv& env) {
   if (args.threads >= 0) return set_thread_count(args.threads);
   if (config_threads == 0 && env.distributed()) return set_thread_count(default_rank_threads(env));
-  return set_thread_count(static_cast<int>(config_threads));
+  return set_thread_count(config_threads);
 }
 
 CommunicatorOptions communicator_options(const DistributedSection& distributed, DeviceChoice device) {
@@ -37,6 +58,7 @@ void launch_local_ranks(const std::string& subcommand, const RunArgs& args, int6
     for (const auto& overlay : args.overlays) child.insert(child.end(), {"--overlay", overlay});
   }
   if (args.threads >= 0) child.insert(child.end(), {"--threads", std::to_string(args.threads)});
+  if (args.force) child.push_back("--force");
   if (args.no_progress) child.push_back("--no-progress");
   spdlog::info("launching {} local ranks", args.nproc);
   const LocalLaunchResult result = run_local_ranks(fs::read_symlink("/proc/self/exe"), child, args.nproc,

@@ -3,6 +3,8 @@
 // one process or as data-parallel ranks: their arguments, each rank's thread
 // count and communicator settings, and --nproc's local ranks.
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,17 @@ struct RunArgs {
   std::string resume;
   int threads = -1;  // -1: the config's
   int nproc = 0;     // > 0: launch this many local ranks
+  bool force = false;  // --resume even though the run's config changed since its checkpoint
   bool no_progress = false;
   std::string command;
 };
+
+// What every launch path of `--resume` checks first, once, before any rank
+// starts: the folder holds a run that can be resumed (false: it is finished,
+// nothing to do), its config is the one of its last checkpoint (or --force,
+// see check_resume_config), and --nproc gives it the ranks it was trained
+// with. `canonical` gives a resolved config file in canonical form.
+bool check_resume(const RunArgs& args, const std::function<std::string(const std::filesystem::path&)>& canonical);
 
 // Sets and returns the intra-op threads: --threads, else the config's; a rank
 // of a launcher with the config's 0 (one per core) gets its share of the

@@ -14,11 +14,14 @@
 #include <map>
 #include <thread>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
+#include "core/limits.h"
 #include "core/runtime.h"
+#include "core/thread_count.h"
 #include "core/user_error.h"
 #include "sweep/slurm_script.h"
 #include "sweep/sweep_expansion.h"
@@ -181,8 +184,7 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
   // The machine's cores are shared by the runs trained at once (no more at
   // once than there are runs to train).
   const int parallel = std::max(1, std::min(jobs, static_cast<int>(queued.size())));
-  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const int threads = std::max(1, cores / (parallel * nproc));
+  const int threads = std::max(1, available_cores() / (parallel * nproc));
   fmt::print("sweep {}: {} runs: {} to train ({} at a time, {} thread{} each), {} finished{}\n", spec.name,
              planned.size(), queued.size(), parallel, threads, threads == 1 ? "" : "s", skipped,
              elsewhere ? fmt::format(", {} running elsewhere (left alone)", elsewhere) : "");
@@ -253,6 +255,10 @@ void run_sweep(const SweepArgs& args) {
   if (!args.emit.empty() && args.nproc != 1)
     throw UserError("--nproc starts ranks on this machine; in a Slurm script use --gpus-per-run (or --nodes)");
   check_slurm_shape(args.nodes, args.gpus_per_run);
+  if (args.emit.empty() && args.jobs * args.nproc > std::max(2, available_cores()))
+    throw UserError(fmt::format("--jobs {} x --nproc {} is {} processes on the {} cores this process may use; lower "
+                                "--jobs or --nproc",
+                                args.jobs, args.nproc, args.jobs * args.nproc, available_cores()));
   const SweepSpec spec = load_sweep(sweep_path);
   const fs::path root = args.out.empty() ? fs::path(spec.output_root) : fs::path(args.out);
   const std::vector<fs::path> overlays(args.overlays.begin(), args.overlays.end());
@@ -273,14 +279,14 @@ void add_sweep_command(CLI::App& app) {
                                           "resume interrupted ones");
   cmd->add_option("sweep", args->positional, "SWEEP.yaml, then key.path=value overrides for every run");
   cmd->add_option("--jobs,-j", args->jobs, "Runs trained at once on this machine, sharing its cores")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, limits::kConfigThreads));
   cmd->add_option("--nproc", args->nproc, "Data-parallel ranks per run on this machine (mtbert train --nproc)")
-      ->check(CLI::PositiveNumber);
+      ->check(local_rank_count());
   cmd->add_option("--nodes", args->nodes, "With --emit slurm: nodes per run (data-parallel over them)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, limits::kRanks));
   cmd->add_option("--gpus-per-run", args->gpus_per_run,
                   "With --emit slurm: ranks per run, one GPU each (one srun per run with that many tasks)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, limits::kRanks));
   cmd->add_flag("--dry-run", args->dry_run, "List the runs, their status and what the sweep would do; train nothing");
   cmd->add_option("--emit", args->emit, "Write a job script instead of training: slurm (an sbatch job array)")
       ->check(CLI::IsMember({"slurm"}));

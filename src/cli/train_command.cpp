@@ -8,10 +8,11 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/run_folders.h"
-#include "cli/run_reporting.h"
 #include "cli/run_ranks.h"
+#include "cli/run_reporting.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/runtime.h"
@@ -128,6 +129,10 @@ void run_train(RunArgs& args) {
   } else if (given.path.empty()) {
     throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
   }
+  if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
+  // A finished run is left to the paths below, which print its table.
+  if (!args.resume.empty())
+    check_resume(args, [](const fs::path& file) { return resolved_yaml(load_experiment(file)); });
   const LaunchEnv env = launch_env();
   if (args.nproc > 0) {
     if (env.distributed())
@@ -149,7 +154,7 @@ void run_train(RunArgs& args) {
     }
     const RunLock lock(args.resume);
     auto [run, experiment] = open_run(args.resume, /*checkpoint=*/"");
-    set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(experiment.config.threads));
+    set_thread_count(args.threads >= 0 ? args.threads : experiment.config.threads);
     run_training(experiment, run, /*resume=*/true, args, nullptr);
     return;
   }
@@ -157,7 +162,7 @@ void run_train(RunArgs& args) {
       load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
   in_fresh_run_folder(run, "train", [&] {
-    const int threads = set_thread_count(args.threads >= 0 ? args.threads : static_cast<int>(config.threads));
+    const int threads = set_thread_count(args.threads >= 0 ? args.threads : config.threads);
     spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Experiment experiment = start_experiment(config, run);
     run_training(experiment, run, /*resume=*/false, args, nullptr);
@@ -177,10 +182,13 @@ void add_train_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(thread_count());
   cmd->add_option("--nproc", args->nproc,
                   "Train data-parallel on N local ranks (child processes; the cores split between them)")
-      ->check(CLI::PositiveNumber);
+      ->check(local_rank_count());
+  cmd->add_flag("--force", args->force,
+                "With --resume: resume even though the run's config.resolved.yaml changed since its last checkpoint "
+                "(each change is logged)");
   cmd->add_flag("--no-progress", args->no_progress, "No progress bar (evaluations are still logged)");
   cmd->callback([args] {
     args->command = command_line();

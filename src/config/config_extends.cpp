@@ -1,8 +1,12 @@
 #include "config/config_extends.h"
 
+#include <map>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "config/yaml_merge.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -12,6 +16,16 @@ namespace {
 struct Link {
   std::filesystem::path canonical;
   std::string display;
+};
+
+// One load_config_with_extends: the chain of files being read (for cycles),
+// and each file's merged result once read. A file extended from several
+// places (a diamond) is read and merged once: without that, a chain where
+// every file extends the next one twice is read 2^depth times.
+struct Loader {
+  std::vector<Link> chain;
+  std::map<std::filesystem::path, ConfigNode> done;
+  std::set<std::filesystem::path> seen;  // every file started, done or not
 };
 
 std::vector<const ConfigNode*> extends_entries(const ConfigNode& extends) {
@@ -30,7 +44,8 @@ std::vector<const ConfigNode*> extends_entries(const ConfigNode& extends) {
   return entries;
 }
 
-ConfigNode load(const std::filesystem::path& path, std::vector<Link>& chain, const ConfigOrigin& cited_at) {
+ConfigNode load(const std::filesystem::path& path, Loader& loader, const ConfigOrigin& cited_at) {
+  std::vector<Link>& chain = loader.chain;
   const auto canonical = std::filesystem::weakly_canonical(path);
   for (size_t i = 0; i < chain.size(); ++i) {
     if (chain[i].canonical != canonical) continue;
@@ -39,7 +54,13 @@ ConfigNode load(const std::filesystem::path& path, std::vector<Link>& chain, con
     throw UserError(fmt::format("{}: extends: cycle {}{}: remove one of these extends", cited_at.describe(), cycle,
                                 path.string()));
   }
-  if (!chain.empty() && !std::filesystem::is_regular_file(path))
+  if (const auto it = loader.done.find(canonical); it != loader.done.end()) return it->second;
+  if (loader.seen.insert(canonical).second && loader.seen.size() > static_cast<size_t>(limits::kExtendsFiles))
+    throw UserError(fmt::format("{}: extends: more than {} different files in one experiment's extends; flatten some "
+                                "of them",
+                                cited_at.describe(), limits::kExtendsFiles));
+  std::error_code ec;
+  if (!chain.empty() && !std::filesystem::exists(path, ec))
     throw UserError(fmt::format("{}: extends: {} does not exist", cited_at.describe(), path.string()));
 
   ConfigNode document = read_config_file(path);
@@ -54,7 +75,7 @@ ConfigNode load(const std::filesystem::path& path, std::vector<Link>& chain, con
     for (const ConfigNode* entry : extends_entries(*extends)) {
       std::filesystem::path target = entry->text;
       if (target.is_relative()) target = (path.parent_path() / target).lexically_normal();
-      merge_config(merged, load(target, chain, entry->origin));
+      merge_config(merged, load(target, loader, entry->origin));
     }
     chain.pop_back();
     document.erase("extends");
@@ -62,14 +83,15 @@ ConfigNode load(const std::filesystem::path& path, std::vector<Link>& chain, con
   merged.erase("name");
   merged.erase("output_dir");
   merge_config(merged, document);
+  loader.done.emplace(canonical, merged);
   return merged;
 }
 
 }  // namespace
 
 ConfigNode load_config_with_extends(const std::filesystem::path& path) {
-  std::vector<Link> chain;
-  return load(path, chain, ConfigOrigin{path.string(), 0});
+  Loader loader;
+  return load(path, loader, ConfigOrigin{path.string(), 0});
 }
 
 }  // namespace mtbert

@@ -51,6 +51,12 @@ void apply_overrides(ConfigNode& root, const std::vector<ConfigOverride>& overri
     if (keys.front() == "extends")
       throw UserError(fmt::format("{}: \"{}\": extends works in files only: write a file that extends both",
                                   where, text));
+    // An empty value is most often a shell variable that was not set: it
+    // would delete the key and leave its default in place without a word.
+    if (text.find_first_not_of(" \t", eq + 1) == std::string::npos)
+      throw UserError(fmt::format("{}: \"{}\": the value is empty (an unset shell variable?); give a value, "
+                                  "{}=null to delete the key, or {}='\"\"' for an empty string",
+                                  where, text, text.substr(0, eq), text.substr(0, eq)));
 
     ConfigNode value;
     try {

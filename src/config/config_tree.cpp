@@ -4,8 +4,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -71,9 +74,22 @@ ConfigOrigin at(const ConfigOrigin& file, const YAML::Node& node) {
   return ConfigOrigin{file.file, node.Mark().is_null() ? file.line : node.Mark().line + 1};
 }
 
-ConfigNode convert(const YAML::Node& yaml, const ConfigOrigin& file) {
+// What one document may expand to: aliases (*name) share yaml-cpp's nodes,
+// but each becomes a copy here, so a few lines of aliases of aliases would
+// otherwise grow into billions of values.
+struct Budget {
+  int64_t values_left = limits::kConfigValues;
+};
+
+ConfigNode convert(const YAML::Node& yaml, const ConfigOrigin& file, Budget& budget, int depth) {
   ConfigNode node;
   node.origin = at(file, yaml);
+  if (--budget.values_left < 0)
+    throw UserError(fmt::format("{}: more than {} values once aliases (*name) are expanded; a config needs far fewer",
+                                file.describe(), limits::kConfigValues));
+  if (depth > limits::kConfigDepth)
+    throw UserError(fmt::format("{}: values nested more than {} levels deep", node.origin.describe(),
+                                limits::kConfigDepth));
   switch (yaml.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -86,7 +102,7 @@ ConfigNode convert(const YAML::Node& yaml, const ConfigOrigin& file) {
       break;
     case YAML::NodeType::Sequence:
       node.kind = ConfigNode::Kind::sequence;
-      for (const auto& item : yaml) node.items.push_back(convert(item, file));
+      for (const auto& item : yaml) node.items.push_back(convert(item, file, budget, depth + 1));
       break;
     case YAML::NodeType::Map:
       node.kind = ConfigNode::Kind::map;
@@ -100,7 +116,7 @@ ConfigNode convert(const YAML::Node& yaml, const ConfigOrigin& file) {
                                       at(file, entry.first).describe(), key));
         // A value is reported at its key's line (a block map or list starts
         // on the next one).
-        ConfigNode value = convert(entry.second, file);
+        ConfigNode value = convert(entry.second, file, budget, depth + 1);
         value.origin = at(file, entry.first);
         node.entries.emplace_back(key, std::move(value));
       }
@@ -115,19 +131,20 @@ ConfigNode parse_config_yaml(const std::string& text, const ConfigOrigin& origin
   YAML::Node yaml;
   try {
     yaml = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    const ConfigOrigin where{origin.file, e.mark.is_null() ? origin.line : e.mark.line + 1};
+    throw UserError(fmt::format("{}: values nested more than {} levels deep", where.describe(), limits::kConfigDepth));
   } catch (const YAML::Exception& e) {
     const ConfigOrigin where{origin.file, e.mark.is_null() ? origin.line : e.mark.line + 1};
     throw UserError(fmt::format("{}: invalid YAML: {}", where.describe(), e.msg));
   }
-  return convert(yaml, origin);
+  Budget budget;
+  return convert(yaml, origin, budget, 0);
 }
 
 ConfigNode read_config_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("{}: cannot open the file", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_config_yaml(text.str(), ConfigOrigin{path.string(), 0});
+  return parse_config_yaml(read_input_file(path, limits::kConfigFileBytes, "config file"),
+                           ConfigOrigin{path.string(), 0});
 }
 
 ConfigNode read_config_map_file(const std::filesystem::path& path, std::string_view what, std::string_view shape) {

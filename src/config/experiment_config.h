@@ -35,6 +35,7 @@
 #include "config/config_overrides.h"
 #include "config/config_reader.h"
 #include "config/enum_names.h"
+#include "core/limits.h"
 #include "data/task_data.h"
 #include "models/head_spec.h"
 #include "models/pal_config.h"
@@ -220,6 +221,12 @@ struct AtLeast {
   int64_t min;
   const char* why = nullptr;  // said in the error, e.g. "[CLS], a token, [SEP]"
 };
+// [min, max]: the upper bounds come from core/limits.h, far above any real
+// use (a mistyped or hostile value is refused before anything is allocated).
+struct Range {
+  int64_t min, max;
+  const char* why = nullptr;
+};
 struct Positive {};     // > 0
 struct NonNegative {};  // >= 0
 struct Fraction { bool one_allowed; };  // [0, 1) or [0, 1]
@@ -232,14 +239,14 @@ void describe(V& v, TokenizerConfig& t) {
   v.key("lower_case", t.lower_case);
   v.key("model", t.model);
   v.key("train_from", t.train_from);
-  v.key("vocab_size", t.vocab_size, AtLeast{1});
+  v.key("vocab_size", t.vocab_size, Range{1, limits::kVocabSize});
 }
 
 template <class V>
 void describe(V& v, PalConfig& p) {
   v.key("kind", p.kind);
-  v.key("rank", p.rank, AtLeast{1});
-  v.key("heads", p.heads, AtLeast{1});
+  v.key("rank", p.rank, Range{1, limits::kHiddenSize});
+  v.key("heads", p.heads, Range{1, limits::kAttentionHeads});
 }
 
 template <class V>
@@ -257,7 +264,7 @@ void describe(V& v, SmartConfig& s) {
   v.key("enabled", s.enabled);
   v.key("weight", s.weight, NonNegative{});
   v.key("update", s.update);
-  v.key("steps", s.steps, AtLeast{1});
+  v.key("steps", s.steps, Range{1, 1000});
   v.key("step_size", s.step_size, Positive{});
   v.key("epsilon", s.epsilon, Positive{});
   v.key("noise_std", s.noise_std, NonNegative{});
@@ -294,7 +301,7 @@ void describe(V& v, TaskConfig& t) {
   v.key("cosine_map", t.cosine_map);
   v.key("sentence_projection", t.sentence_projection);
   v.key("dropout", t.dropout, Fraction{false});
-  v.key("max_length", t.max_length, AtLeast{3, "[CLS], a token, [SEP]"});
+  v.key("max_length", t.max_length, Range{3, limits::kPositions, "[CLS], a token, [SEP]"});
   v.section("smart", t.smart);
   v.section("sift", t.sift);
 }
@@ -303,7 +310,7 @@ template <class V>
 void describe(V& v, ScheduleConfig& s) {
   v.key("kind", s.kind);
   v.key("warmup_epochs", s.warmup_epochs, NonNegative{});
-  v.key("warmup_steps", s.warmup_steps, AtLeast{0});
+  v.key("warmup_steps", s.warmup_steps, Range{0, limits::kSteps});
   v.key("final_lr", s.final_lr, NonNegative{});
 }
 
@@ -312,7 +319,7 @@ void describe(V& v, SamplerConfig& s) {
   v.key("kind", s.kind);
   v.key("temperature", s.temperature, Positive{});
   v.key("anneal_min", s.anneal_min, Fraction{true});
-  v.key("steps_per_epoch", s.steps_per_epoch, AtLeast{0});
+  v.key("steps_per_epoch", s.steps_per_epoch, Range{0, limits::kStepsPerEpoch});
 }
 
 template <class V>
@@ -323,10 +330,10 @@ void describe(V& v, PcgradConfig& p) {
 
 template <class V>
 void describe(V& v, TrainSection& t) {
-  v.key("epochs", t.epochs, AtLeast{0});
-  v.key("max_steps", t.max_steps, AtLeast{0});
-  v.key("batch_size", t.batch_size, AtLeast{1});
-  v.key("eval_batch_size", t.eval_batch_size, AtLeast{1});
+  v.key("epochs", t.epochs, Range{0, limits::kEpochs});
+  v.key("max_steps", t.max_steps, Range{0, limits::kSteps});
+  v.key("batch_size", t.batch_size, Range{1, limits::kBatchSize});
+  v.key("eval_batch_size", t.eval_batch_size, Range{1, limits::kBatchSize});
   v.key("lr", t.lr, Positive{});
   v.key("head_lr", t.head_lr, NonNegative{});
   v.key("weight_decay", t.weight_decay, NonNegative{});
@@ -334,20 +341,20 @@ void describe(V& v, TrainSection& t) {
   v.key("adam_beta2", t.adam_beta2, Fraction{false});
   v.key("adam_eps", t.adam_eps, Positive{});
   v.key("grad_clip", t.grad_clip, NonNegative{});
-  v.key("grad_accumulation", t.grad_accumulation, AtLeast{1});
+  v.key("grad_accumulation", t.grad_accumulation, Range{1, limits::kBatchSize});
   v.section("schedule", t.schedule);
   v.section("sampler", t.sampler);
   v.section("pcgrad", t.pcgrad);
   v.key("bucket_by_length", t.bucket_by_length);
-  v.key("eval_every_steps", t.eval_every_steps, AtLeast{0});
-  v.key("early_stopping_patience", t.early_stopping_patience, AtLeast{0});
+  v.key("eval_every_steps", t.eval_every_steps, Range{0, limits::kSteps});
+  v.key("early_stopping_patience", t.early_stopping_patience, Range{0, limits::kSteps});
   v.key("on_bad_row", t.on_bad_row);
 }
 
 template <class V>
 void describe(V& v, DistributedSection& d) {
   v.key("backend", d.backend);
-  v.key("timeout_seconds", d.timeout_seconds, AtLeast{1});
+  v.key("timeout_seconds", d.timeout_seconds, Range{1, limits::kTimeoutSeconds});
   v.key("bucket_mb", d.bucket_mb, Positive{});
 }
 
@@ -358,7 +365,7 @@ template <class V, class RunConfig>
 void describe_run_keys(V& v, RunConfig& c) {
   v.key("name", c.name);
   v.key("seed", c.seed);
-  v.key("threads", c.threads, AtLeast{0});
+  v.key("threads", c.threads, Range{0, limits::kConfigThreads, "0: one per core"});
   v.key("device", c.device);
   v.key("precision", c.precision);
   v.key("output_dir", c.output_dir);

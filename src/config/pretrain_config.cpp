@@ -22,6 +22,11 @@ void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
                "the corpus is empty: give files (plain text) and/or tasks (with experiment)");
   corpus.check(c.corpus.tasks.empty() || !c.corpus.experiment.empty(), "experiment",
                "tasks are read from an experiment's task list: give experiment: path/to/experiment.yaml");
+  // Every k-th segment is held out, k = round(1 / holdout_fraction) >= 2:
+  // above a half, or so small that k overflows, it would hold out half.
+  const double holdout = c.corpus.holdout_fraction;
+  corpus.check(holdout == 0 || (holdout >= 1e-9 && holdout <= 0.5), "holdout_fraction",
+               fmt::format("must be 0 (no held-out segments) or in [1e-9, 0.5], got {}", holdout));
   ConfigReader masking = r.section("masking");
   masking.check(c.masking.mask_token_fraction + c.masking.random_token_fraction <= 1.0, "random_token_fraction",
                 fmt::format("mask_token_fraction + random_token_fraction = {} is above 1",

@@ -68,7 +68,7 @@ void describe(V& v, CorpusConfig& c) {
   v.key("files", c.files);
   v.key("experiment", c.experiment);
   v.key("tasks", c.tasks);
-  v.key("max_length", c.max_length, AtLeast{3, "[CLS], a token, [SEP]"});
+  v.key("max_length", c.max_length, Range{3, limits::kPositions, "[CLS], a token, [SEP]"});
   v.key("holdout_fraction", c.holdout_fraction, Fraction{false});
   v.key("cache_dir", c.cache_dir);
 }
@@ -83,17 +83,17 @@ void describe(V& v, MaskingConfig& m) {
 
 template <class V>
 void describe(V& v, PretrainTrainSection& t) {
-  v.key("max_steps", t.max_steps, AtLeast{1});
-  v.key("batch_size", t.batch_size, AtLeast{1});
+  v.key("max_steps", t.max_steps, Range{1, limits::kSteps});
+  v.key("batch_size", t.batch_size, Range{1, limits::kBatchSize});
   v.key("lr", t.lr, Positive{});
   v.key("weight_decay", t.weight_decay, NonNegative{});
   v.key("adam_beta1", t.adam_beta1, Fraction{false});
   v.key("adam_beta2", t.adam_beta2, Fraction{false});
   v.key("adam_eps", t.adam_eps, Positive{});
   v.key("grad_clip", t.grad_clip, NonNegative{});
-  v.key("grad_accumulation", t.grad_accumulation, AtLeast{1});
+  v.key("grad_accumulation", t.grad_accumulation, Range{1, limits::kBatchSize});
   v.section("schedule", t.schedule);
-  v.key("eval_every_steps", t.eval_every_steps, AtLeast{1});
+  v.key("eval_every_steps", t.eval_every_steps, Range{1, limits::kSteps});
   v.key("eval_segments", t.eval_segments, AtLeast{0});
 }
 

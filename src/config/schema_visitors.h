@@ -77,6 +77,11 @@ class SchemaReader {
     r_.check(value >= c.min, name,
              fmt::format("must be at least {}{}, got {}", c.min, c.why ? fmt::format(" ({})", c.why) : "", value));
   }
+  void check(std::string_view name, int64_t value, Range c) const {
+    r_.check(value >= c.min && value <= c.max, name,
+             fmt::format("must be between {} and {}{}, got {}", c.min, c.max, c.why ? fmt::format(" ({})", c.why) : "",
+                         value));
+  }
   void check(std::string_view name, double value, Positive) const {
     r_.check(value > 0, name, fmt::format("must be greater than 0, got {}", value));
   }

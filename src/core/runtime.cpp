@@ -2,11 +2,16 @@
 
 #include <torch/version.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 #include "core/memory_reuse.h"
 
@@ -41,8 +46,35 @@ std::string shell_quoted(const std::string& arg) {
 
 std::string command_line() { return g_command_line; }
 
+namespace {
+
+// The last resort for an exception nothing caught (a bug): one line and exit
+// code 1, not std::terminate's abort and core dump.
+[[noreturn]] void one_line_terminate() {
+  std::string what = "an unknown exception";
+  if (const auto error = std::current_exception()) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const c10::Error& e) {
+      what = first_line(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      what = first_line(e.what());
+    } catch (...) {
+    }
+  }
+  const std::string line = "mtbert: internal error: " + printable_line(what) + " (std::terminate)\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::_Exit(1);
+}
+
+}  // namespace
+
 void prepare_process(int argc, char** argv) {
   prefer_passive_openmp_waiting(argv);
+  std::set_terminate(one_line_terminate);
+  // A file-size limit (ulimit -f) then fails the write with EFBIG, which is
+  // reported like any failed write, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   keep_freed_memory_for_reuse();
   for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + shell_quoted(argv[i]);
   auto logger = spdlog::stderr_color_mt("mtbert");
@@ -55,6 +87,21 @@ std::string torch_version_string() { return TORCH_VERSION; }
 std::string first_line(std::string_view message) {
   const auto end = message.find('\n');
   return std::string(message.substr(0, end));
+}
+
+std::string printable_line(std::string_view message) {
+  std::string line;
+  line.reserve(message.size());
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\0') line += "\\0";
+    else if (c == '\n') line += "\\n";
+    else if (c == '\r') line += "\\r";
+    else if (c == '\t') line += "\\t";
+    else if (byte < 0x20 || byte == 0x7f) line += fmt::format("\\x{:02x}", byte);
+    else line += c;
+  }
+  return line;
 }
 
 }  // namespace mtbert

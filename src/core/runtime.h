@@ -27,4 +27,9 @@ std::string torch_version_string();
 // The first line of a (possibly multi-line) message.
 std::string first_line(std::string_view message);
 
+// `message` as one printable line: control characters (a NUL or a newline
+// echoed from a user's file) are written as escapes (\0, \n, \x1b); UTF-8
+// stays as it is.
+std::string printable_line(std::string_view message);
+
 }  // namespace mtbert

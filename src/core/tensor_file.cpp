@@ -1,24 +1,22 @@
 #include "core/tensor_file.h"
 
-#include <fstream>
-#include <iterator>
-
-#include <fmt/format.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickler.h>
+#include <fmt/format.h>
 #include <torch/serialize.h>
 
 #include "core/atomic_file.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 
 namespace mtbert {
 
 std::map<std::string, at::Tensor> read_tensor_dict(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot open {}", path.string()));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_input_file(path, limits::kTensorFileBytes, "torch.save file");
+  const std::vector<char> bytes(text.begin(), text.end());
   c10::IValue value;
   try {
     value = torch::pickle_load(bytes);
@@ -79,12 +77,7 @@ void write_tensor_dict(const std::filesystem::path& path, const std::map<std::st
   c10::Dict<std::string, at::Tensor> dict;
   for (const auto& [name, t] : tensors) dict.insert(name, t.detach().to(at::kCPU).contiguous());
   const std::vector<char> bytes = pickle_plain(dict);
-  write_atomically(path, [&](const std::filesystem::path& tmp) {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) throw UserError(fmt::format("cannot write {}: write failed (disk full?)", path.string()));
-  });
+  write_file_atomically(path, [&](FileWriter& out) { out.write(bytes.data(), bytes.size()); });
 }
 
 }  // namespace mtbert

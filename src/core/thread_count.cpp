@@ -5,7 +5,12 @@
 #include <dlfcn.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "core/limits.h"
 
 namespace mtbert {
 
@@ -34,8 +39,13 @@ int available_cores() {
   return cores > 0 ? cores : 1;
 }
 
-int set_thread_count(int threads) {
-  if (threads <= 0) threads = available_cores();
+int max_thread_count() { return limits::kThreadsPerCore * available_cores(); }
+
+int set_thread_count(int64_t requested) {
+  int threads = requested <= 0 ? available_cores() : static_cast<int>(std::min<int64_t>(requested, max_thread_count()));
+  if (requested > threads)
+    spdlog::warn("{} threads asked for, on {} cores: using {} ({} per core at most)", requested, available_cores(),
+                 threads, limits::kThreadsPerCore);
   at::set_num_threads(threads);
   set_blas_threads(threads);
   return at::get_num_threads();

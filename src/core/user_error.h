@@ -10,7 +10,13 @@ namespace mtbert {
 
 class UserError : public std::runtime_error {
  public:
-  explicit UserError(const std::string& what) : std::runtime_error(what) {}
+  explicit UserError(const std::string& what) : std::runtime_error(what), message_(what) {}
+  // The whole message: what() stops at a NUL byte that a user's file put in
+  // it, this does not.
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
 };
 
 }  // namespace mtbert

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "core/progress_bar.h"
 #include "core/user_error.h"
 #include "data/task_data.h"
@@ -22,8 +23,9 @@ namespace mtbert {
 namespace fs = std::filesystem;
 
 MappedFile::MappedFile(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw UserError(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  check_input_file(path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw UserError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
   struct stat info {};
   ::fstat(fd, &info);
   size_ = static_cast<size_t>(info.st_size);
@@ -55,15 +57,14 @@ struct Fnv1a {
 };
 
 void add_file_identity(Fnv1a& hash, const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw UserError(fmt::format("corpus file {} does not exist", path.string()));
+  check_input_file(path);
   hash.add(fs::absolute(path).string());
   hash.add(std::to_string(fs::file_size(path)));
   hash.add(std::to_string(fs::last_write_time(path).time_since_epoch().count()));
 }
 
 void add_file_contents(Fnv1a& hash, const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in = open_input_file(path);
   char buffer[1 << 16];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) hash.add(buffer, static_cast<size_t>(in.gcount()));
 }
@@ -71,7 +72,7 @@ void add_file_contents(Fnv1a& hash, const fs::path& path) {
 // Streams segments to the two files as lines arrive.
 class SegmentWriter {
  public:
-  SegmentWriter(const fs::path& dir, int64_t capacity) : ids_(dir / "ids.u32", std::ios::binary), capacity_(capacity) {}
+  SegmentWriter(const fs::path& dir, int64_t capacity) : ids_(dir / "ids.u32", (dir / "ids.u32").string()), capacity_(capacity) {}
 
   // One line's ids into the current document's segment.
   void add_line(const std::vector<int64_t>& ids) {
@@ -87,12 +88,10 @@ class SegmentWriter {
 
   void finish(const fs::path& dir) {
     flush();
-    ids_.close();
-    if (!ids_) throw UserError(fmt::format("cannot write {}", (dir / "ids.u32").string()));
-    std::ofstream offsets(dir / "offsets.i64", std::ios::binary);
-    offsets.write(reinterpret_cast<const char*>(offsets_.data()),
-                  static_cast<std::streamsize>(offsets_.size() * sizeof(int64_t)));
-    if (!offsets) throw UserError(fmt::format("cannot write {}", (dir / "offsets.i64").string()));
+    ids_.finish();
+    FileWriter offsets(dir / "offsets.i64", (dir / "offsets.i64").string());
+    offsets.write(offsets_.data(), offsets_.size() * sizeof(int64_t));
+    offsets.finish();
   }
   int64_t segments() const { return static_cast<int64_t>(offsets_.size()) - 1; }
   int64_t tokens() const { return offsets_.back(); }
@@ -102,13 +101,13 @@ class SegmentWriter {
     if (current_.empty()) return;
     for (const int64_t id : current_) {
       const auto v = static_cast<uint32_t>(id);
-      ids_.write(reinterpret_cast<const char*>(&v), sizeof v);
+      ids_.write(&v, sizeof v);
     }
     offsets_.push_back(offsets_.back() + static_cast<int64_t>(current_.size()));
     current_.clear();
   }
 
-  std::ofstream ids_;
+  FileWriter ids_;
   int64_t capacity_;
   std::vector<int64_t> current_;
   std::vector<int64_t> offsets_{0};
@@ -116,8 +115,7 @@ class SegmentWriter {
 
 void tokenize_text_file(const fs::path& path, const Tokenizer& tokenizer, SegmentWriter& out, Progress& bar,
                         int64_t& bytes_done) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot read corpus file {}", path.string()));
+  std::ifstream in = open_input_file(path);
   std::string line;
   while (std::getline(in, line)) {
     bytes_done += static_cast<int64_t>(line.size()) + 1;
@@ -160,11 +158,27 @@ TokenCache TokenCache::open_or_build(const fs::path& cache_root, const std::vect
   const fs::path folder = cache_root / fmt::format("mlm-{:016x}", key.h);
 
   if (!fs::exists(folder / "offsets.i64")) {
-    const fs::path tmp = cache_root / fmt::format("{}.tmp-{}", folder.filename().string(), ::getpid());
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
-    if (ec) throw UserError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
+    build(folder, cache_root, sources, tokenizer, max_length);
+  } else {
+    spdlog::info("corpus: reusing the token cache {}", folder.string());
+  }
+
+  TokenCache cache;
+  cache.folder_ = folder;
+  cache.ids_ = std::make_shared<MappedFile>(folder / "ids.u32");
+  cache.offsets_ = std::make_shared<MappedFile>(folder / "offsets.i64");
+  cache.validate(max_length, tokenizer.vocab_size());
+  return cache;
+}
+
+void TokenCache::build(const fs::path& folder, const fs::path& cache_root, const std::vector<CorpusSource>& sources,
+                       const Tokenizer& tokenizer, int64_t max_length) {
+  const fs::path tmp = cache_root / fmt::format("{}.tmp-{}", folder.filename().string(), ::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) throw UserError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
+  try {
     int64_t total_bytes = 0, bytes_done = 0;
     for (const auto& s : sources) total_bytes += static_cast<int64_t>(fs::file_size(s.path));
     SegmentWriter writer(tmp, max_length - 2);
@@ -182,28 +196,48 @@ TokenCache TokenCache::open_or_build(const fs::path& cache_root, const std::vect
       writer.finish(tmp);
       bar.finish(fmt::format("{} segments, {} tokens", writer.segments(), writer.tokens()));
     }
+    if (writer.segments() == 0) {
+      std::string names;
+      for (const auto& s : sources) names += (names.empty() ? "" : ", ") + s.path.string();
+      throw UserError(fmt::format("corpus: the sources hold no text ({}); give files with text", names));
+    }
     nlohmann::json meta = {{"max_length", max_length}, {"segments", writer.segments()}, {"tokens", writer.tokens()},
                            {"sources", nlohmann::json::array()}};
     for (const auto& s : sources) meta["sources"].push_back({{"path", s.path.string()}, {"task", s.task_type}});
     write_text_atomically(tmp / "meta.json", meta.dump(2) + "\n");
-    fs::rename(tmp, folder, ec);
-    // Another process may have built the same cache meanwhile: keep theirs.
-    if (ec) fs::remove_all(tmp, ec);
-  } else {
-    spdlog::info("corpus: reusing the token cache {}", folder.string());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
   }
+  fs::rename(tmp, folder, ec);
+  // Another process may have built the same cache meanwhile: keep theirs.
+  if (ec) fs::remove_all(tmp, ec);
+}
 
-  TokenCache cache;
-  cache.folder_ = folder;
-  cache.ids_ = std::make_shared<MappedFile>(folder / "ids.u32");
-  cache.offsets_ = std::make_shared<MappedFile>(folder / "offsets.i64");
-  cache.segments_ = static_cast<int64_t>(cache.offsets_->size() / sizeof(int64_t)) - 1;
-  const auto* offsets = static_cast<const int64_t*>(cache.offsets_->data());
-  cache.tokens_ = cache.segments_ >= 0 ? offsets[cache.segments_] : 0;
-  if (cache.segments_ < 1 || static_cast<size_t>(cache.tokens_) * sizeof(uint32_t) != cache.ids_->size())
-    throw UserError(fmt::format("{}: the token cache is empty or damaged; remove the folder to rebuild it",
-                                folder.string()));
-  return cache;
+void TokenCache::validate(int64_t max_length, int64_t vocab_size) {
+  const std::string damaged = fmt::format("; the token cache is damaged: remove {} to rebuild it", folder_.string());
+  const std::string offsets_file = (folder_ / "offsets.i64").string(), ids_file = (folder_ / "ids.u32").string();
+  if (offsets_->size() % sizeof(int64_t) != 0 || offsets_->size() < 2 * sizeof(int64_t))
+    throw UserError(fmt::format("{}: {} bytes is not a whole number of offsets, two at least{}", offsets_file,
+                                offsets_->size(), damaged));
+  segments_ = static_cast<int64_t>(offsets_->size() / sizeof(int64_t)) - 1;
+  const auto* offsets = static_cast<const int64_t*>(offsets_->data());
+  if (offsets[0] != 0) throw UserError(fmt::format("{}: the first offset is {}, not 0{}", offsets_file, offsets[0], damaged));
+  for (int64_t i = 1; i <= segments_; ++i) {
+    const int64_t length = offsets[i] - offsets[i - 1];
+    if (length < 1 || length > max_length - 2)
+      throw UserError(fmt::format("{}: offset {} is {} after {}: segments hold 1 to {} tokens{}", offsets_file, i,
+                                  offsets[i], offsets[i - 1], max_length - 2, damaged));
+  }
+  tokens_ = offsets[segments_];
+  if (static_cast<uint64_t>(tokens_) * sizeof(uint32_t) != ids_->size())
+    throw UserError(fmt::format("{}: {} bytes, but the offsets count {} tokens of 4 bytes{}", ids_file, ids_->size(),
+                                tokens_, damaged));
+  const auto* ids = static_cast<const uint32_t*>(ids_->data());
+  for (int64_t k = 0; k < tokens_; ++k)
+    if (static_cast<int64_t>(ids[k]) >= vocab_size)
+      throw UserError(fmt::format("{}: token {} has id {}, not below the vocabulary's {} pieces{}", ids_file, k, ids[k],
+                                  vocab_size, damaged));
 }
 
 const uint32_t* TokenCache::segment(int64_t i, int64_t* length) const {

@@ -51,7 +51,11 @@ class TokenCache {
  public:
   // Opens the cache of `sources` under `cache_root`, building it first when
   // absent (with a progress bar). `tokenizer_files`: the files the tokenizer
-  // was loaded from (part of the key).
+  // was loaded from (part of the key). The cache is checked whole before it
+  // is used (offsets rising from 0, segments of 1 to max_length - 2 tokens,
+  // every id below the tokenizer's vocabulary): a damaged one is a UserError
+  // saying to remove it. Sources with no text are a UserError, and a failed
+  // build leaves nothing behind.
   static TokenCache open_or_build(const std::filesystem::path& cache_root, const std::vector<CorpusSource>& sources,
                                   const Tokenizer& tokenizer, const std::vector<std::filesystem::path>& tokenizer_files,
                                   int64_t max_length);
@@ -63,6 +67,10 @@ class TokenCache {
   const std::filesystem::path& folder() const { return folder_; }
 
  private:
+  static void build(const std::filesystem::path& folder, const std::filesystem::path& cache_root,
+                    const std::vector<CorpusSource>& sources, const Tokenizer& tokenizer, int64_t max_length);
+  void validate(int64_t max_length, int64_t vocab_size);
+
   std::filesystem::path folder_;
   std::shared_ptr<MappedFile> ids_, offsets_;
   int64_t segments_ = 0, tokens_ = 0;

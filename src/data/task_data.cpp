@@ -8,7 +8,10 @@
 #include <cmath>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/portable_random.h"
 #include "core/user_error.h"
 #include "data/tsv_reader.h"
@@ -138,6 +141,13 @@ std::vector<Example> random_subset(std::vector<Example> examples, int64_t count,
 
 TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& path, const ReadOptions& options) {
   if (options.limit < 0) throw UserError(fmt::format("limit must be 0 (all rows) or positive, not {}", options.limit));
+  // Rows are streamed: a file of any size is read only as far as the rows
+  // wanted. A split held whole must fit in memory.
+  const uint64_t size = check_input_file(path);
+  if ((options.limit == 0 || options.random_subset) && size > limits::kTaskFileBytes)
+    throw UserError(fmt::format("{}: {} is more than a split read whole may hold ({}); give the task a limit "
+                                "(limit_train, limit_dev or limit_test) to read its first rows",
+                                path.string(), describe_bytes(size), describe_bytes(limits::kTaskFileBytes)));
   TsvReader reader = TsvReader::from_file(path);
   TsvRecord record;
   if (!reader.next(record)) {
@@ -155,12 +165,17 @@ TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& pat
   split.task = task.name;
   split.path = path;
   bool all_labeled = layout.label.has_value();
+  // Ids name the rows of prediction files: each must be unique in its split.
+  std::unordered_map<std::string, int64_t> first_line_of_id;
   // A random subset needs every row first; the first rows need only those.
   const int64_t read_limit = options.random_subset ? 0 : options.limit;
   while ((read_limit == 0 || static_cast<int64_t>(split.examples.size()) < read_limit) && reader.next(record)) {
     try {
       bool labeled = false;
-      split.examples.push_back(parse_row(task, layout, record, options, labeled));
+      Example example = parse_row(task, layout, record, options, labeled);
+      const auto [seen, fresh] = first_line_of_id.emplace(example.id, example.line);
+      if (!fresh) throw BadRow{fmt::format("id \"{}\" appears again (first at line {})", example.id, seen->second)};
+      split.examples.push_back(std::move(example));
       all_labeled = all_labeled && labeled;
     } catch (const BadRow& bad) {
       if (options.on_bad_row == BadRowPolicy::skip) {

@@ -6,8 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <system_error>
 
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -24,28 +25,32 @@ bool is_blank(const TsvRecord& record) {
 
 }  // namespace
 
-TsvReader::TsvReader(std::string text) : text_(std::move(text)) {
-  if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;
+TsvReader::TsvReader(std::string text) : buffer_(std::move(text)) {
+  if (buffer_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;
 }
 
-TsvReader TsvReader::from_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw UserError(fmt::format("cannot read {}: no such file", path.string()));
+TsvReader TsvReader::from_file(const std::filesystem::path& path, std::size_t chunk) {
+  TsvReader reader{std::string()};
+  reader.path_ = path.string();
+  reader.in_ = open_input_file(path);
+  reader.chunk_ = std::max<std::size_t>(chunk, 1);
+  if (reader.have(2) && reader.buffer_.compare(0, 3, "\xEF\xBB\xBF") == 0) reader.pos_ = 3;
+  return reader;
+}
+
+bool TsvReader::have(std::size_t i) {
+  while (i >= base_ + buffer_.size() && in_.is_open() && in_) {
+    const std::size_t old = buffer_.size();
+    buffer_.resize(old + chunk_);
+    in_.read(buffer_.data() + old, static_cast<std::streamsize>(chunk_));
+    buffer_.resize(old + static_cast<std::size_t>(in_.gcount()));
+    if (in_.bad()) throw UserError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
   }
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  std::string text;
-  if (in) {
-    text.resize(static_cast<std::size_t>(in.tellg()));
-    in.seekg(0);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  }
-  if (!in) throw UserError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-  return TsvReader(std::move(text));
+  return i < base_ + buffer_.size();
 }
 
 void TsvReader::skip_line_break() {
-  if (text_[pos_] == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') ++pos_;
+  if (at(pos_) == '\r' && have(pos_ + 1) && at(pos_ + 1) == '\n') ++pos_;
   ++pos_;
   ++line_;
 }
@@ -53,27 +58,32 @@ void TsvReader::skip_line_break() {
 void TsvReader::resume_after_line(std::size_t start, int64_t line) {
   pos_ = start;
   line_ = line;
-  while (pos_ < text_.size() && !is_line_break(text_[pos_])) ++pos_;
-  if (pos_ < text_.size()) skip_line_break();
+  while (have(pos_) && !is_line_break(at(pos_))) ++pos_;
+  if (have(pos_)) skip_line_break();
 }
 
 bool TsvReader::next(TsvRecord& record) {
-  const std::size_t n = text_.size();
-  while (pos_ < n) {
+  while (have(pos_)) {
+    // Nothing before this record is needed again.
+    if (pos_ - base_ >= chunk_ && chunk_ > 0) {
+      buffer_.erase(0, pos_ - base_);
+      base_ = pos_;
+    }
     record.fields.clear();
     record.runaway_quote = false;
     record.line = line_;
     const std::size_t record_start = pos_;
+    const std::size_t record_end = record_start + limits::kTextRecordBytes;
     bool quote_spans_lines = false;
     for (;;) {  // one field per iteration
       std::string field;
-      if (pos_ < n && text_[pos_] == '"') {
+      if (have(pos_) && at(pos_) == '"') {
         ++pos_;
         bool closed = false;
-        while (pos_ < n) {
-          const char c = text_[pos_];
+        while (have(pos_) && pos_ < record_end) {
+          const char c = at(pos_);
           if (c == '"') {
-            if (pos_ + 1 < n && text_[pos_ + 1] == '"') {
+            if (have(pos_ + 1) && at(pos_ + 1) == '"') {
               field += '"';
               pos_ += 2;
               continue;
@@ -86,7 +96,7 @@ bool TsvReader::next(TsvRecord& record) {
             quote_spans_lines = true;
             const std::size_t from = pos_;
             skip_line_break();
-            field.append(text_, from, pos_ - from);
+            field.append(buffer_, from - base_, pos_ - from);
             continue;
           }
           field += c;
@@ -101,14 +111,18 @@ bool TsvReader::next(TsvRecord& record) {
       }
       // An unquoted field, or what follows a closing quote (kept, as Python does).
       const std::size_t from = pos_;
-      while (pos_ < n && text_[pos_] != '\t' && !is_line_break(text_[pos_])) ++pos_;
-      field.append(text_, from, pos_ - from);
+      while (have(pos_) && at(pos_) != '\t' && !is_line_break(at(pos_))) {
+        if (++pos_ > record_end)
+          throw UserError(fmt::format("{}:{}: a row longer than {} bytes; is this a data file of the task?",
+                                      path_.empty() ? std::string("text") : path_, record.line, limits::kTextRecordBytes));
+      }
+      field.append(buffer_, from - base_, pos_ - from);
       record.fields.push_back(std::move(field));
-      if (pos_ < n && text_[pos_] == '\t') {
+      if (have(pos_) && at(pos_) == '\t') {
         ++pos_;
         continue;
       }
-      if (pos_ < n) skip_line_break();
+      if (have(pos_)) skip_line_break();
       break;
     }
     if (quote_spans_lines && width_ > 0 && record.fields.size() != width_) {

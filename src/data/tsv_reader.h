@@ -14,9 +14,15 @@
 // costs one row: when the quote never closes, or, once it knows the width of
 // the records (set_width), when it closes past a line break in a record of the
 // wrong width.
+//
+// A file is read in chunks as the records need it, never whole: a record
+// longer than limits::kTextRecordBytes is refused (an unquoted one as a
+// UserError naming the line; a quoted one, a quote that swallows the file's
+// rest, as a runaway quote), so memory stays bounded whatever the file.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -33,8 +39,9 @@ class TsvReader {
   // `text`: the whole file, as bytes.
   explicit TsvReader(std::string text);
 
-  // Reads `path` whole. UserError naming it when it cannot be read.
-  static TsvReader from_file(const std::filesystem::path& path);
+  // Reads `path` as records are asked for, `chunk` bytes at a time. UserError
+  // naming it when it is not a readable file.
+  static TsvReader from_file(const std::filesystem::path& path, std::size_t chunk = 1 << 20);
 
   // The number of fields every record should have (0: unknown, the default).
   void set_width(std::size_t fields) { width_ = fields; }
@@ -43,14 +50,21 @@ class TsvReader {
   bool next(TsvRecord& record);
 
  private:
+  // Whether byte `i` of the file exists, reading chunks until it is loaded.
+  bool have(std::size_t i);
+  char at(std::size_t i) const { return buffer_[i - base_]; }
   // Moves past the line break at pos_ (\n, \r\n or \r), counting it.
   void skip_line_break();
   // Moves to the start of the line after `line`, which starts at `start`.
   void resume_after_line(std::size_t start, int64_t line);
 
-  std::string text_;
-  std::size_t pos_ = 0;
-  int64_t line_ = 1;  // line of text_[pos_]
+  std::string path_;         // for messages; empty for a text
+  std::ifstream in_;         // closed for a text
+  std::size_t chunk_ = 0;
+  std::string buffer_;       // bytes [base_, base_ + buffer_.size()) of the file
+  std::size_t base_ = 0;
+  std::size_t pos_ = 0;      // offset in the file
+  int64_t line_ = 1;         // line of the byte at pos_
   std::size_t width_ = 0;
 };
 

@@ -72,6 +72,26 @@ pid_t spawn_rank(const std::filesystem::path& executable, const std::vector<std:
   return pid;
 }
 
+// Stops ranks already started when a later one cannot start: SIGTERM, then
+// SIGKILL after a few seconds, each reaped (none is left to wait at the
+// rendezvous for the timeout, or to outlive the launcher).
+void stop_started_ranks(const std::vector<pid_t>& pids) {
+  for (const pid_t pid : pids) ::kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::vector<pid_t> left = pids;
+  while (!left.empty()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      for (const pid_t pid : left) ::kill(pid, SIGKILL);
+    std::vector<pid_t> still;
+    for (const pid_t pid : left) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) != pid) still.push_back(pid);
+    }
+    left = std::move(still);
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 std::string describe_end(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
   return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -103,7 +123,14 @@ LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const
   const ScopedSignalHandler catcher(on_launcher_signal);
   const int port = free_local_port();
   std::vector<pid_t> pids;
-  for (int rank = 0; rank < nproc; ++rank) pids.push_back(spawn_rank(executable, args, child_environment(rank, nproc, port)));
+  try {
+    for (int rank = 0; rank < nproc; ++rank)
+      pids.push_back(spawn_rank(executable, args, child_environment(rank, nproc, port)));
+  } catch (const UserError& e) {
+    stop_started_ranks(pids);
+    throw UserError(fmt::format("cannot start rank {} of {}: {}; the {} rank(s) already started were stopped",
+                                pids.size(), nproc, e.what(), pids.size()));
+  }
 
   LocalLaunchResult result;
   int forwarded = 0;

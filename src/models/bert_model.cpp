@@ -8,6 +8,7 @@
 namespace mtbert {
 
 BertModelImpl::BertModelImpl(const ModelConfig& config, BertModelOptions options) : config_(config) {
+  config.check_fits_memory();
   embeddings = register_module("embeddings", BertEmbeddings(config));
   encoder = register_module("encoder", BertEncoder(config));
   if (options.with_pooler) pooler = register_module("pooler", BertPooler(config));

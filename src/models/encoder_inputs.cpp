@@ -30,6 +30,10 @@ TokenBatch check_encoder_inputs(TokenBatch in, const ModelConfig& config, const 
   if (in.input_ids.dim() != 2)
     throw UserError(fmt::format("{}: input_ids must be 2-D [batch, length], got shape {}", where, in.input_ids.sizes()));
   const std::vector<int64_t> shape = in.input_ids.sizes().vec();
+  if (shape[0] < 1 || shape[1] < 1)
+    throw UserError(fmt::format("{}: input_ids has shape {}: a batch needs at least one sequence of at least one "
+                                "token",
+                                where, in.input_ids.sizes()));
   check_ids(in.input_ids, "input_ids", shape, config.vocab_size, "vocabulary", where);
   if (shape[1] > config.max_position_embeddings)
     throw UserError(fmt::format("{}: sequences of length {} exceed max_position_embeddings {}", where, shape[1],

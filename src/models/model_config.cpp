@@ -1,13 +1,17 @@
 #include "models/model_config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <climits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/json_file.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -138,10 +142,50 @@ int64_t ModelConfig::relative_span() const {
   return position_buckets > 0 ? position_buckets : effective_max_relative_positions();
 }
 
+int64_t ModelConfig::parameter_count() const {
+  // In double: exact far beyond the limits, and no overflow for any input.
+  const double h = static_cast<double>(hidden_size), e = static_cast<double>(embedding_width()),
+               i = static_cast<double>(intermediate_size);
+  double count = (static_cast<double>(vocab_size) + static_cast<double>(max_position_embeddings) +
+                  static_cast<double>(type_vocab_size) + 2) * e;
+  if (e != h) count += e * h + h;
+  count += static_cast<double>(num_hidden_layers) * (4 * (h * h + h) + 2 * h * i + i + h + 4 * h);
+  if (relative_attention) count += 2 * static_cast<double>(relative_span()) * h + 2 * h;
+  count += h * h + h;  // the pooler
+  return count >= 9.2e18 ? INT64_MAX : static_cast<int64_t>(count);
+}
+
+void ModelConfig::check_fits_memory() const {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  const double weights = static_cast<double>(parameter_count()) * 4;
+  if (weights > memory)
+    throw UserError(fmt::format("model.config: an encoder of {:.3g} parameters (vocab_size {}, hidden_size {}, "
+                                "num_hidden_layers {}, intermediate_size {}) needs {:.1f} GB for its weights alone, "
+                                "and this machine has {:.1f} GB",
+                                static_cast<double>(parameter_count()), vocab_size, hidden_size, num_hidden_layers,
+                                intermediate_size, weights / 1e9, memory / 1e9));
+}
+
 void ModelConfig::validate(const std::string& where) const {
   auto require = [&](bool ok, const std::string& what) {
     if (!ok) throw UserError(fmt::format("{}: {}", where, what));
   };
+  auto at_most = [&](int64_t value, int64_t limit, const char* key) {
+    require(value <= limit, fmt::format("{} {} is above the limit of {}", key, value, limit));
+  };
+  at_most(vocab_size, limits::kVocabSize, "vocab_size");
+  at_most(hidden_size, limits::kHiddenSize, "hidden_size");
+  at_most(embedding_size, limits::kHiddenSize, "embedding_size");
+  at_most(intermediate_size, limits::kIntermediateSize, "intermediate_size");
+  at_most(num_hidden_layers, limits::kLayers, "num_hidden_layers");
+  at_most(num_attention_heads, limits::kAttentionHeads, "num_attention_heads");
+  at_most(max_position_embeddings, limits::kPositions, "max_position_embeddings");
+  at_most(max_relative_positions, limits::kPositions, "max_relative_positions");
+  at_most(position_buckets, limits::kPositions, "position_buckets");
+  at_most(type_vocab_size, limits::kTypeVocab, "type_vocab_size");
+  at_most(emd_layers, limits::kLayers, "emd_layers");
   require(model_type == "bert" || model_type == "deberta-v2",
           fmt::format("model_type \"{}\" is not supported (\"bert\" or \"deberta-v2\")", model_type));
   require(vocab_size > 0, fmt::format("vocab_size must be positive, got {}", vocab_size));
@@ -180,6 +224,11 @@ void ModelConfig::validate(const std::string& where) const {
                         position_buckets, effective_max_relative_positions()));
   }
   require(emd_layers >= 0, fmt::format("emd_layers must be >= 0, got {}", emd_layers));
+  require(parameter_count() <= limits::kModelParameters,
+          fmt::format("an encoder of {:.3g} parameters is above the limit of {:.3g} (vocab_size {}, hidden_size {}, "
+                      "num_hidden_layers {}, intermediate_size {})",
+                      static_cast<double>(parameter_count()), static_cast<double>(limits::kModelParameters), vocab_size,
+                      hidden_size, num_hidden_layers, intermediate_size));
   if (emd_layers > 0) {
     require(num_hidden_layers >= 1, "emd_layers > 0 needs at least one encoder layer to reuse");
     require(embedding_width() == hidden_size,

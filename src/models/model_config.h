@@ -85,9 +85,17 @@ struct ModelConfig {
   // The absolute position table exists when the input uses it or EMD does.
   bool has_position_embeddings() const { return position_biased_input || emd_layers > 0; }
 
+  // The encoder's parameters (embeddings, layers, relative embeddings,
+  // pooler), counted without allocating; saturates instead of overflowing.
+  int64_t parameter_count() const;
+
   // Throws UserError naming `where` (a file, or a config key path) for values
-  // no encoder can be built from.
+  // no encoder can be built from, sizes beyond core/limits.h included.
   void validate(const std::string& where) const;
+
+  // Throws UserError when the encoder's weights alone would not fit in this
+  // machine's memory (checked before they are allocated).
+  void check_fits_memory() const;
 };
 
 // Reads the keys above from a parsed config.json; absent keys keep the

@@ -17,7 +17,10 @@ std::string listing(const std::vector<std::string>& names) {
   return s;
 }
 
-// Checks shapes and sorts names; copies nothing.
+// Checks shapes and dtypes and sorts names; copies nothing. A floating
+// parameter takes any floating tensor (a checkpoint converted with its
+// weights kept in bf16 or fp16 is widened), anything else the exact dtype: an
+// integer tensor where the model has weights is a damaged or foreign file.
 StateMatch match_state(const NamedTensors& expected, const NamedTensors& tensors, const std::string& source) {
   StateMatch match;
   for (const auto& [name, target] : expected) {
@@ -30,6 +33,11 @@ StateMatch match_state(const NamedTensors& expected, const NamedTensors& tensors
       throw UserError(fmt::format("{}: tensor {} has shape {} but the model's config implies {}", source, name,
                                   it->second.sizes(), target.sizes()));
     }
+    const bool floating = target.is_floating_point();
+    if (floating ? !it->second.is_floating_point() : it->second.scalar_type() != target.scalar_type())
+      throw UserError(fmt::format("{}: tensor {} is {} but the model's is {}{}", source, name,
+                                  c10::toString(it->second.scalar_type()), c10::toString(target.scalar_type()),
+                                  floating ? "; only floating dtypes load into weights" : ""));
   }
   for (const auto& [name, tensor] : tensors)
     if (!expected.count(name)) match.unexpected.push_back(name);

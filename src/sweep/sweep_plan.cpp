@@ -1,12 +1,13 @@
 #include "sweep/sweep_plan.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/resolved_diff.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 #include "train/run_directory.h"
 
@@ -63,34 +64,12 @@ void clear_for_restart(const fs::path& folder) {
 
 std::optional<std::string> resolved_config_change(const fs::path& folder, const std::string& resolved) {
   const RunDirectory run(folder);
-  std::ifstream in(run.resolved_config(), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::istringstream expected(resolved);
-  // config.resolved.yaml is block YAML indented by two spaces, one key a
-  // line: the keys of the enclosing lines give the changed value's key path.
-  std::vector<std::string> path;
-  std::string had, now;
-  while (true) {
-    const bool more_had = static_cast<bool>(std::getline(in, had));
-    const bool more_now = static_cast<bool>(std::getline(expected, now));
-    if (!more_had && !more_now) return std::nullopt;
-    const std::string& line = more_now ? now : had;
-    const size_t indent = line.find_first_not_of(' ');
-    const size_t colon = line.find(':');
-    if (indent != std::string::npos && line[indent] != '#' && colon != std::string::npos) {
-      path.resize(std::min(path.size(), indent / 2));
-      path.push_back(line.substr(indent, colon - indent));
-    }
-    if (more_had && more_now && had == now) continue;
-    auto value = [](bool present, const std::string& text) {
-      if (!present) return std::string("nothing");
-      const size_t colon = text.find(':');
-      const size_t start = text.find_first_not_of(' ', colon == std::string::npos ? 0 : colon + 1);
-      return start == std::string::npos ? std::string("(a section)") : text.substr(start);
-    };
-    return fmt::format("{}: the run has {}, the sweep now gives {}", fmt::join(path, "."), value(more_had, had),
-                       value(more_now, now));
-  }
+  std::error_code ec;
+  if (!fs::is_regular_file(run.resolved_config(), ec)) return std::nullopt;
+  const auto changes =
+      resolved_changes(read_input_file(run.resolved_config(), limits::kConfigFileBytes, "config file"), resolved);
+  if (changes.empty()) return std::nullopt;
+  return fmt::format("{}: the run has {}, the sweep now gives {}", changes[0].key, changes[0].before, changes[0].after);
 }
 
 }  // namespace mtbert

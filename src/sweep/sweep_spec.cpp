@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "config/config_reader.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -185,6 +186,25 @@ void read_overrides(ConfigReader& r, SweepSpec& spec) {
   if (const ConfigNode* node = r.raw("overrides")) spec.overrides = read_override_list(*node, "overrides");
 }
 
+// experiments x the grid's values x the list's entries x the seeds, counted
+// before anything is expanded (saturating: a grid of 30^20 points must not
+// wrap around).
+void check_run_count(const SweepSpec& spec) {
+  uint64_t runs = std::max<size_t>(spec.experiments.size(), 1);
+  std::string product = fmt::format("{} experiment(s)", spec.experiments.size());
+  auto times = [&](size_t n, const std::string& what) {
+    if (__builtin_mul_overflow(runs, static_cast<uint64_t>(std::max<size_t>(n, 1)), &runs)) runs = UINT64_MAX;
+    product += fmt::format(" x {} {}", n, what);
+  };
+  for (const auto& [key, values] : spec.grid) times(values.size(), key);
+  if (!spec.list.empty()) times(spec.list.size(), "list entries");
+  if (!spec.seeds.empty()) times(spec.seeds.size(), "seeds");
+  if (runs > static_cast<uint64_t>(limits::kSweepRuns))
+    throw UserError(fmt::format("{}: the sweep has {} runs ({}); at most {} are allowed: split it into smaller sweeps",
+                                spec.source.string(), runs == UINT64_MAX ? std::string("more than 2^64") : std::to_string(runs),
+                                product, limits::kSweepRuns));
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const fs::path& path) {
@@ -207,6 +227,7 @@ SweepSpec load_sweep(const fs::path& path) {
   read_seeds(r, spec);
   read_overrides(r, spec);
   r.finish();
+  check_run_count(spec);
   return spec;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "core/json_file.h"
 #include "core/user_error.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/tokenizer.h"
@@ -21,14 +22,7 @@ namespace fs = std::filesystem;
 bool read_do_lower_case(const fs::path& config_file) {
   std::error_code ec;
   if (!fs::exists(config_file, ec)) return true;
-  std::ifstream in(config_file, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot read {}", config_file.string()));
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(fmt::format("{} is not valid JSON: {}", config_file.string(), e.what()));
-  }
+  const nlohmann::json config = read_json_file(config_file);
   if (!config.is_object()) throw UserError(fmt::format("{} must hold a JSON object", config_file.string()));
 
   bool lower_case = true;

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/user_error.h"
 #include "text/utf8_check.h"
 
@@ -63,10 +65,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, bool lowe
 
 std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_vocab_file(const std::filesystem::path& path,
                                                                         bool lower_case) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot read the WordPiece vocabulary {}", path.string()));
-  const std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UserError(fmt::format("cannot read the WordPiece vocabulary {}", path.string()));
+  const std::string contents = read_input_file(path, limits::kTokenizerFileBytes, "WordPiece vocabulary");
 
   std::vector<std::string> vocab;
   std::size_t line_start = 0;

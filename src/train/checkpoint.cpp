@@ -7,7 +7,9 @@
 #include <torch/torch.h>
 
 #include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "core/json_file.h"
+#include "core/limits.h"
 #include "core/runtime.h"
 #include "core/safetensors.h"
 #include "core/user_error.h"
@@ -57,7 +59,18 @@ void load_rng(const fs::path& file, std::mt19937_64& host_rng, int rank) {
     // A checkpoint from a CPU run resumed on a GPU: CUDA streams start fresh.
     if (it == saved.tensors.end()) continue;
     std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(it->second);
+    const at::Tensor expected = gen.get_state();
+    if (it->second.scalar_type() != expected.scalar_type() || it->second.numel() != expected.numel())
+      throw UserError(fmt::format("{}: generator state \"{}\" is {} {} values, expected {} {}; the checkpoint is "
+                                  "damaged",
+                                  file.string(), name, it->second.numel(), c10::toString(it->second.scalar_type()),
+                                  expected.numel(), c10::toString(expected.scalar_type())));
+    try {
+      gen.set_state(it->second);
+    } catch (const c10::Error& e) {
+      throw UserError(fmt::format("{}: generator state \"{}\" cannot be restored ({}); the checkpoint is damaged",
+                                  file.string(), name, first_line(e.what_without_backtrace())));
+    }
   }
   std::istringstream host(saved.metadata["host"]);
   host >> host_rng;
@@ -69,11 +82,22 @@ void load_rng(const fs::path& file, std::mt19937_64& host_rng, int rank) {
 void save_checkpoint(const RunDirectory& run, const std::string& name, const TrainingStateRefs& state) {
   run.replace_checkpoint(name, [&](const fs::path& dir) {
     write_safetensors(dir / "model.safetensors", module_state(*state.model), {{"format", "pt"}});
+    // The config this checkpoint was trained with: --resume compares it with
+    // the run's config.resolved.yaml, which a user may have edited since.
+    std::error_code ec;
+    if (fs::is_regular_file(run.resolved_config(), ec))
+      write_text_atomically(dir / "config.resolved.yaml",
+                            read_input_file(run.resolved_config(), limits::kConfigFileBytes, "config file"));
     if (state.progress) write_text_atomically(dir / "state.json", to_json(*state.progress).dump(2) + "\n");
     if (state.optimizer) {
       torch::serialize::OutputArchive archive;
       state.optimizer->save(archive);
-      write_atomically(dir / "optimizer.pt", [&](const fs::path& tmp) { archive.save_to(tmp.string()); });
+      // Through a FileWriter, whose write() never reports a short write: when
+      // LibTorch's archive writer sees one, its destructor throws
+      // (std::terminate); finish() reports the disk's error instead.
+      write_file_atomically(dir / "optimizer.pt", [&](FileWriter& out) {
+        archive.save_to([&](const void* data, size_t size) { return out.write(data, size); });
+      });
     }
     if (state.host_rng) save_rng(dir / "rng.safetensors", *state.host_rng, state.rank_generators);
     if (state.teacher) write_safetensors(dir / "teacher.safetensors", module_state(*state.teacher));
@@ -96,7 +120,10 @@ void load_checkpoint(const RunDirectory& run, const std::string& name, const Tra
     const fs::path file = require("optimizer.pt");
     torch::serialize::InputArchive archive;
     try {
-      archive.load_from(file.string());
+      // Onto the model's device: a run checkpointed on a GPU resumes on a CPU
+      // and the other way round.
+      const auto parameters = state.model->parameters();
+      archive.load_from(file.string(), parameters.empty() ? torch::Device(torch::kCPU) : parameters[0].device());
       state.optimizer->load(archive);
     } catch (const c10::Error& e) {
       throw UserError(fmt::format("{}: cannot restore the optimizer: {}", file.string(),

@@ -8,7 +8,9 @@
 
 #include "core/atomic_file.h"
 #include "core/autocast_scope.h"
+#include "core/input_file.h"
 #include "core/json_file.h"
+#include "core/limits.h"
 #include "core/safetensors.h"
 #include "core/user_error.h"
 #include "models/module_state.h"
@@ -69,10 +71,8 @@ int64_t split_limit(const TaskConfig& task, Split split) {
 
 
 void copy_file_into(const fs::path& from, const fs::path& dir, const std::string& name = "") {
-  if (!fs::exists(from)) throw UserError(fmt::format("{} does not exist", from.string()));
-  std::ifstream in(from, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  write_text_atomically(dir / (name.empty() ? from.filename().string() : name), bytes);
+  write_text_atomically(dir / (name.empty() ? from.filename().string() : name),
+                        read_input_file(from, limits::kTokenizerFileBytes, "tokenizer file"));
 }
 
 // The tasks' training texts, one per line, for training a SentencePiece model.
@@ -301,6 +301,13 @@ void load_split(Experiment& e, Split split) {
     TaskSplit rows = read_task_split(task.spec, path, split_read_options(e.config, task.config, split));
     if (rows.skipped_rows > 0)
       spdlog::warn("{}: skipped {} malformed row(s) (on_bad_row: skip)", path, rows.skipped_rows);
+    // An empty dev split would score 0 over no examples, weigh in the overall
+    // score and pick the best checkpoint.
+    if (rows.examples.empty())
+      throw UserError(fmt::format("{}: no data rows{} for task {}'s {} split; give a file with rows, or leave "
+                                  "tasks.{}.{} out",
+                                  path, rows.skipped_rows > 0 ? fmt::format(" (all {} skipped)", rows.skipped_rows) : "",
+                                  task.config.name, split_name(split), task.config.name, split_name(split)));
     task.encoded[split] = encode_split(rows, task.spec, *e.tokenizer, task.head.pair_mode, task.config.max_length);
     task.rows[split] = std::move(rows);
   }

@@ -14,7 +14,9 @@
 #include "core/atomic_file.h"
 #include "core/autocast_scope.h"
 #include "core/build_info.h"
+#include "core/input_file.h"
 #include "core/json_file.h"
+#include "core/limits.h"
 #include "core/progress_bar.h"
 #include "core/runtime.h"
 #include "core/thread_count.h"
@@ -91,6 +93,12 @@ Pretraining assemble(const PretrainConfig& config, const RunDirectory& run, cons
   p.tokenizer_files = tokenizer_files_in(run.tokenizer_dir());
   const ModelConfig model_config = model_config_from_json(encoder_json, run.model_config().string());
   check_tokenizer_fits(*p.tokenizer, model_config.vocab_size, run.tokenizer_dir().string());
+  // Absolute positions are a table: longer segments would index past its end.
+  if (model_config.has_position_embeddings() && config.corpus.max_length > model_config.max_position_embeddings)
+    throw UserError(fmt::format("{}: corpus.max_length is {} but the model has only {} positions "
+                                "(max_position_embeddings); lower max_length",
+                                config.source.string(), config.corpus.max_length,
+                                model_config.max_position_embeddings));
   torch::manual_seed(config.seed);
   p.model = MaskedLm(model_config);
   p.device = resolve_device(config.device);
@@ -145,11 +153,8 @@ Pretraining reopen_pretraining(const RunDirectory& run) {
 
 void write_mlm_folder(MaskedLm& model, const std::vector<fs::path>& tokenizer_files, const fs::path& dir) {
   save_pretrained(model->bert, dir, model->head_state());
-  for (const auto& file : tokenizer_files) {
-    std::ifstream in(file, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    write_text_atomically(dir / file.filename(), bytes);
-  }
+  for (const auto& file : tokenizer_files)
+    write_text_atomically(dir / file.filename(), read_input_file(file, limits::kTokenizerFileBytes, "tokenizer file"));
 }
 
 namespace {
@@ -306,6 +311,14 @@ void Pretrainer::restore_last_checkpoint() {
   refs.rank = comm_ ? comm_->rank() : 0;
   load_checkpoint(run_, "last", refs);
   check_resumed_ranks(run_, progress_.world_size, world_size());
+  // state.json's counts against this run's plan.
+  const int64_t global_batch = p_.config.train.batch_size * world_size();
+  const int64_t batches = (train_segments() + global_batch - 1) / global_batch;
+  if (progress_.step_in_epoch > batches || progress_.global_step > p_.config.train.max_steps)
+    throw UserError(fmt::format("{}: step {} of the epoch, {} optimizer steps: past the end of this run (epochs of "
+                                "{} batches, {} steps); the checkpoint does not belong to this config",
+                                (run_.checkpoint_to_read("last") / "state.json").string(), progress_.step_in_epoch,
+                                progress_.global_step, batches, p_.config.train.max_steps));
   if (!writes_run()) progress_.interval_losses[kLossKey].first = 0;
   if (writes_run()) run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at step {} of {}", progress_.global_step, p_.config.train.max_steps);

@@ -46,7 +46,12 @@ void RunDirectory::replace_checkpoint(const std::string& name, const std::functi
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp, ec);
   if (ec) throw UserError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
-  write(tmp);
+  try {
+    write(tmp);
+  } catch (...) {
+    fs::remove_all(tmp, ec);  // <name> and <name>.old stay as they were
+    throw;
+  }
   // A previous interruption may have left only <name>.old: it is superseded now.
   if (fs::exists(target)) {
     fs::remove_all(old, ec);
@@ -54,15 +59,16 @@ void RunDirectory::replace_checkpoint(const std::string& name, const std::functi
     if (ec) throw UserError(fmt::format("cannot replace {}: {}", target.string(), ec.message()));
   }
   fs::rename(tmp, target, ec);
-  if (ec) throw UserError(fmt::format("cannot replace {}: {}", target.string(), ec.message()));
+  if (ec) {
+    const std::string reason = ec.message();
+    fs::remove_all(tmp, ec);  // <name>.old still holds the last good checkpoint
+    throw UserError(fmt::format("cannot replace {}: {}", target.string(), reason));
+  }
   fs::remove_all(old, ec);
 }
 
 void RunDirectory::append_metrics(const nlohmann::json& row) const {
-  std::ofstream out(metrics(), std::ios::app);
-  out << row.dump() << '\n';
-  out.flush();
-  if (!out) throw UserError(fmt::format("cannot append to {}", metrics().string()));
+  append_line(metrics(), row.dump());
 }
 
 std::vector<nlohmann::json> RunDirectory::read_metrics() const {
@@ -71,11 +77,9 @@ std::vector<nlohmann::json> RunDirectory::read_metrics() const {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    try {
-      rows.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::parse_error&) {
-      break;  // a line torn by a crash: what follows cannot be trusted
-    }
+    auto row = try_parse_json_text(line);
+    if (!row) break;  // a line torn by a crash: what follows cannot be trusted
+    rows.push_back(std::move(*row));
   }
   return rows;
 }
@@ -91,9 +95,58 @@ void RunDirectory::write_summary(const nlohmann::json& summary) const {
   write_text_atomically(this->summary(), summary.dump(2) + "\n");
 }
 
+namespace {
+
+// The shape of summary.json as the status, table and report code read it: a
+// file edited by hand fails here, once, with the key, not as a type error
+// deep inside one of them.
+void check_summary_shape(const nlohmann::json& summary, const std::string& file) {
+  auto fail = [&](const std::string& key, const char* expected) {
+    throw UserError(fmt::format("{}: {}: expected {}; the file was edited or damaged: restore it, or remove it", file,
+                                key, expected));
+  };
+  if (!summary.is_object()) fail("(top level)", "an object");
+  auto check = [&](const nlohmann::json& in, const std::string& prefix, const char* key, bool (nlohmann::json::*is)() const,
+                   const char* expected) {
+    const auto it = in.find(key);
+    if (it != in.end() && !((*it).*is)()) fail(prefix + key, expected);
+  };
+  check(summary, "", "status", &nlohmann::json::is_string, "a string");
+  check(summary, "", "name", &nlohmann::json::is_string, "a string");
+  check(summary, "", "steps", &nlohmann::json::is_number_integer, "a whole number");
+  check(summary, "", "train_seconds", &nlohmann::json::is_number, "a number");
+  if (const auto tags = summary.find("tags"); tags != summary.end()) {
+    if (!tags->is_array()) fail("tags", "a list of strings");
+    for (const auto& tag : *tags)
+      if (!tag.is_string()) fail("tags", "a list of strings");
+  }
+  for (const char* part : {"best", "test"}) {
+    const auto scores = summary.find(part);
+    if (scores == summary.end()) continue;
+    const std::string prefix = std::string(part) + ".";
+    if (!scores->is_object()) fail(part, "an object");
+    check(*scores, prefix, "overall", &nlohmann::json::is_number, "a number");
+    check(*scores, prefix, "step", &nlohmann::json::is_number_integer, "a whole number");
+    check(*scores, prefix, "epoch", &nlohmann::json::is_number_integer, "a whole number");
+    const nlohmann::json& tasks = scores->contains("dev") ? (*scores)["dev"] : *scores;
+    if (!tasks.is_object()) fail(prefix + "dev", "an object");
+    for (const auto& [task, metrics] : tasks.items()) {
+      if (task == "overall" || task == "step" || task == "epoch") continue;
+      if (!metrics.is_object()) fail(prefix + task, "an object with the task's metric and value");
+      check(metrics, prefix + task + ".", "value", &nlohmann::json::is_number, "a number");
+      check(metrics, prefix + task + ".", "metric", &nlohmann::json::is_string, "a string");
+    }
+  }
+}
+
+}  // namespace
+
 nlohmann::json RunDirectory::read_summary() const {
-  if (!fs::exists(summary())) return nlohmann::json::object();
-  return read_json_file(summary());
+  std::error_code ec;
+  if (!fs::exists(summary(), ec)) return nlohmann::json::object();
+  nlohmann::json json = read_json_file(summary());
+  check_summary_shape(json, summary().string());
+  return json;
 }
 
 }  // namespace mtbert

@@ -110,6 +110,16 @@ TrainingStateRefs Trainer::state_refs() {
 void Trainer::restore_last_checkpoint() {
   load_checkpoint(run_, "last", state_refs());
   check_resumed_ranks(run_, progress_.world_size, world_size());
+  // state.json's counts against this run's plan: past its end they would
+  // index past an epoch's steps or train beyond the run.
+  const std::filesystem::path state = run_.checkpoint_to_read("last") / "state.json";
+  if (progress_.epoch > epochs_ + 1 || progress_.step_in_epoch > sampler_->steps_per_epoch() ||
+      progress_.global_step > total_optimizer_steps_)
+    throw UserError(fmt::format("{}: epoch {}, step {} of the epoch, {} optimizer steps: past the end of this run "
+                                "({} epochs of {} steps, {} optimizer steps); the checkpoint does not belong to "
+                                "this config",
+                                state.string(), progress_.epoch, progress_.step_in_epoch, progress_.global_step,
+                                epochs_, sampler_->steps_per_epoch(), total_optimizer_steps_));
   for (auto& [name, stream] : streams_) {
     auto it = progress_.streams.find(name);
     if (it == progress_.streams.end())

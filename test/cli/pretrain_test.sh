@@ -122,9 +122,22 @@ expect_error_after_logs "an unknown key is named" "masking.mask_probability: unk
 check "no run folder for a bad config" test ! -e "$dir/bad"
 expect_error_after_logs "an empty corpus" "corpus.files: the corpus is empty" \
   -- pretrain "$dir/tiny.yaml" "corpus.files=[]" "corpus.tasks=[]" --out "$dir/bad"
-expect_error_after_logs "a missing corpus file" "corpus file .*absent.txt does not exist" \
+expect_error_after_logs "a missing corpus file" "absent.txt: no such file" \
   -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/absent.txt]" --out "$dir/bad"
 check "no run folder for a missing corpus file" test ! -e "$dir/bad"
+: >"$dir/blank.txt"
+printf '\n  \n\n' >>"$dir/blank.txt"
+"$bin" pretrain "$dir/tiny.yaml" "corpus.files=[$dir/blank.txt]" "corpus.tasks=[]" corpus.cache_dir="$dir/cache2" \
+  --out "$dir/bad" >/dev/null 2>"$dir/err" && status=0 || status=$?
+check "a corpus without text: exit 2 ($status), after the tokenizer's progress, one error line" \
+  bash -c "[[ $status -eq 2 && \$(grep -c '^mtbert: error: corpus: the sources hold no text' '$dir/err') -eq 1 && \$(grep -c '^mtbert: error:' '$dir/err') -eq 1 ]]"
+check "  ... and leaves no token cache" bash -c "! ls '$dir/cache2' 2>/dev/null | grep -q ."
+# A token cache whose ids run past the vocabulary: one line, not a crash.
+cache="$(ls -d "$dir"/cache/mlm-* | head -1)"
+/usr/bin/python3 -c "import sys; f=open(sys.argv[1], 'r+b'); f.seek(4); f.write((4000000000).to_bytes(4, 'little'))" \
+  "$cache/ids.u32"
+expect_error_after_logs "a damaged token cache is one line" "ids.u32: token 1 has id 4000000000, not below" \
+  -- pretrain "$dir/tiny.yaml" --out "$dir/bad"
 expect_error "fill-mask without a mask" "holds no \[MASK\] token" \
   -- fill-mask --model "$dir/run/model" --text "no mask here"
 

@@ -59,3 +59,27 @@ TEST_CASE("extends cycles and missing files are user errors", "[config_extends]"
   CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "list.yaml"), ContainsSubstring("top level"));
   CHECK(mtbert::load_config_with_extends(dir.write("empty.yaml", "")).is_map());
 }
+
+TEST_CASE("a file extended from many places is read once", "[config_extends]") {
+  // f0 extends f1 twice, f1 extends f2 twice, ...: 2^40 loads without
+  // de-duplication, 41 with it (CTest's timeout would stop the former).
+  const mtbert::test::TempDir dir;
+  const int depth = 40;
+  for (int i = 0; i < depth; ++i)
+    dir.write("f" + std::to_string(i) + ".yaml",
+              "extends: [f" + std::to_string(i + 1) + ".yaml, f" + std::to_string(i + 1) + ".yaml]\nv" +
+                  std::to_string(i) + ": " + std::to_string(i) + "\n");
+  dir.write("f" + std::to_string(depth) + ".yaml", "leaf: yes\n");
+  const auto root = mtbert::load_config_with_extends(dir / "f0.yaml");
+  CHECK(root.find("leaf")->text == "yes");
+  CHECK(root.find("v39")->text == "39");
+}
+
+TEST_CASE("an extends tree of more distinct files than the limit is refused", "[config_extends]") {
+  const mtbert::test::TempDir dir;
+  for (int i = 0; i < 70; ++i)
+    dir.write("g" + std::to_string(i) + ".yaml", "extends: g" + std::to_string(i + 1) + ".yaml\n");
+  dir.write("g70.yaml", "x: 1\n");
+  CHECK_THROWS_WITH(mtbert::load_config_with_extends(dir / "g0.yaml"),
+                    ContainsSubstring("extends: more than 64 different files"));
+}

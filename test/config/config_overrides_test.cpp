@@ -33,12 +33,17 @@ TEST_CASE("overrides set scalars, lists and maps at a key path", "[config_overri
   CHECK(root.find("name")->quoted);
 }
 
-TEST_CASE("an empty or null override deletes the key", "[config_overrides]") {
+TEST_CASE("a null override deletes the key, an empty one is refused", "[config_overrides]") {
   auto root = parse("tasks: {sst: {train: a}, sts: {train: b}}\nseed: 3\n");
-  mtbert::apply_overrides(root, {"tasks.sts=null", "seed=", "tasks.ghost.train=null"});
+  mtbert::apply_overrides(root, {"tasks.sts=null", "seed=~", "tasks.ghost.train=null"});
   CHECK(root.find("tasks")->find("sts") == nullptr);
   CHECK(root.find("seed") == nullptr);
   CHECK(root.find("tasks")->find("ghost") == nullptr);
+  CHECK_THROWS_WITH(mtbert::apply_overrides(root, {"train.lr="}),
+                    ContainsSubstring("\"train.lr=\": the value is empty (an unset shell variable?)"));
+  CHECK_THROWS_WITH(mtbert::apply_overrides(root, {"train.lr=  "}), ContainsSubstring("the value is empty"));
+  mtbert::apply_overrides(root, {"name=''"});
+  CHECK(root.find("name")->text.empty());
 }
 
 TEST_CASE("malformed overrides are user errors naming the command line", "[config_overrides]") {

@@ -58,9 +58,40 @@ TEST_CASE("bad YAML is a user error naming file and line", "[config_tree]") {
 
 TEST_CASE("read_config_file names a missing file", "[config_tree]") {
   const mtbert::test::TempDir dir;
-  CHECK_THROWS_WITH(mtbert::read_config_file(dir / "absent.yaml"), ContainsSubstring("absent.yaml") && ContainsSubstring("cannot open"));
+  CHECK_THROWS_WITH(mtbert::read_config_file(dir / "absent.yaml"), ContainsSubstring("absent.yaml: no such file"));
   dir.write("x.yaml", "k: v\n");
   const auto root = mtbert::read_config_file(dir / "x.yaml");
   CHECK(root.find("k")->origin.describe() == (dir / "x.yaml").string() + ":1");
   CHECK(mtbert::read_config_file(dir.write("empty.yaml", "")).kind == mtbert::ConfigNode::Kind::null);
+}
+
+TEST_CASE("YAML aliases may not expand beyond the value limit, nesting is bounded", "[config_tree]") {
+  // 10 aliases of 10 aliases ... six levels deep: 10^6 values once expanded.
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char level = 'b'; level <= 'f'; ++level) {
+    const char prev = static_cast<char>(level - 1);
+    bomb += std::string(1, level) + ": &" + level + " [";
+    for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", " : "") + "*" + prev;
+    bomb += "]\n";
+  }
+  CHECK_THROWS_WITH(mtbert::parse_config_yaml(bomb, mtbert::ConfigOrigin{"bomb.yaml", 0}),
+                    ContainsSubstring("bomb.yaml: more than 100000 values once aliases (*name) are expanded"));
+  // A benign alias still expands.
+  const auto root = mtbert::parse_config_yaml("a: &x {lr: 1}\nb: *x\n", mtbert::ConfigOrigin{"ok.yaml", 0});
+  CHECK(root.find("b")->find("lr")->text == "1");
+
+  std::string deep = "a: ";
+  for (int i = 0; i < 40; ++i) deep += "[";
+  for (int i = 0; i < 40; ++i) deep += "]";
+  CHECK_THROWS_WITH(mtbert::parse_config_yaml(deep, mtbert::ConfigOrigin{"deep.yaml", 0}),
+                    ContainsSubstring("values nested more than 32 levels deep"));
+  const std::string very_deep = "a: " + std::string(5000, '[') + std::string(5000, ']');
+  CHECK_THROWS_WITH(mtbert::parse_config_yaml(very_deep, mtbert::ConfigOrigin{"deeper.yaml", 0}),
+                    ContainsSubstring("values nested more than 32 levels deep"));
+}
+
+TEST_CASE("a config file that is not a file says what it is", "[config_tree]") {
+  const mtbert::test::TempDir dir;
+  CHECK_THROWS_WITH(mtbert::read_config_file(dir.path()), ContainsSubstring(": is a directory, not a file"));
+  CHECK_THROWS_WITH(mtbert::read_config_file(dir / "none.yaml"), ContainsSubstring("none.yaml: no such file"));
 }

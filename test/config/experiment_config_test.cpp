@@ -217,17 +217,22 @@ TEST_CASE("values out of range name the bound", "[experiment_config]") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"train: {lr: 0}", "train.lr: must be greater than 0, got 0"},
       {"train: {lr: -1e-5}", "train.lr: must be greater than 0, got -1e-05"},
-      {"train: {batch_size: 0}", "train.batch_size: must be at least 1, got 0"},
+      {"train: {batch_size: 0}", "train.batch_size: must be between 1 and 65536, got 0"},
+      {"train: {batch_size: 1000000000}", "train.batch_size: must be between 1 and 65536, got 1000000000"},
       {"train: {epochs: 0}", "train.epochs: must be at least 1 (or 0 together with max_steps > 0), got 0"},
-      {"train: {max_steps: -5}", "train.max_steps: must be at least 0, got -5"},
+      {"train: {max_steps: -5}", "train.max_steps: must be between 0 and 1000000000000, got -5"},
       {"train: {adam_beta2: 1}", "train.adam_beta2: must be in [0, 1), got 1"},
-      {"train: {grad_accumulation: 0}", "train.grad_accumulation: must be at least 1, got 0"},
+      {"train: {grad_accumulation: 0}", "train.grad_accumulation: must be between 1 and 65536, got 0"},
+      {"train: {sampler: {steps_per_epoch: 10000000000000}}",
+       "train.sampler.steps_per_epoch: must be between 0 and 100000000, got 10000000000000"},
       {"train: {sampler: {temperature: 0}}", "train.sampler.temperature: must be greater than 0, got 0"},
       {"train: {sampler: {anneal_min: 1.5}}", "train.sampler.anneal_min: must be in [0, 1], got 1.5"},
       {"train: {schedule: {final_lr: 1e-3}}", "train.schedule.final_lr: the floor 0.001 is above train.lr 1e-05"},
       {"train: {schedule: {warmup_epochs: 1, warmup_steps: 100}}",
        "train.schedule.warmup_steps: give the warmup in epochs (warmup_epochs) or in steps (warmup_steps), not both"},
-      {"threads: -1", "threads: must be at least 0, got -1"},
+      {"threads: -1", "threads: must be between 0 and 1024 (0: one per core), got -1"},
+      {"threads: 4294967297", "threads: must be between 0 and 1024 (0: one per core), got 4294967297"},
+      {"distributed: {timeout_seconds: 100000000000}", "distributed.timeout_seconds: must be between 1 and 604800"},
   };
   for (const auto& [yaml, message] : cases) {
     INFO(yaml);
@@ -236,10 +241,10 @@ TEST_CASE("values out of range name the bound", "[experiment_config]") {
   const std::vector<std::pair<std::string, std::string>> task_cases{
       {"dropout: 1.0", "tasks.sst.dropout: must be in [0, 1), got 1"},
       {"dropout: -0.1", "tasks.sst.dropout: must be in [0, 1), got -0.1"},
-      {"max_length: 2", "tasks.sst.max_length: must be at least 3 ([CLS], a token, [SEP]), got 2"},
+      {"max_length: 2", "tasks.sst.max_length: must be between 3 and 65536 ([CLS], a token, [SEP]), got 2"},
       {"limit_train: -1", "tasks.sst.limit_train: must be at least 0, got -1"},
       {"loss_weight: -2", "tasks.sst.loss_weight: must be at least 0, got -2"},
-      {"smart: {steps: 0}", "tasks.sst.smart.steps: must be at least 1, got 0"},
+      {"smart: {steps: 0}", "tasks.sst.smart.steps: must be between 1 and 1000, got 0"},
       {"smart: {momentum: 1.5}", "tasks.sst.smart.momentum: must be in [0, 1], got 1.5"},
       {"smart: {late_momentum_after: 2}", "tasks.sst.smart.late_momentum_after: must be in [0, 1], got 2"},
       {"smart: {radius: 0}", "tasks.sst.smart.radius: must be greater than 0, got 0"},
@@ -252,7 +257,7 @@ TEST_CASE("values out of range name the bound", "[experiment_config]") {
     CHECK_THAT(error_of(dir, m + "    " + yaml + "\nmodel: {pretrained: p}\n"), ContainsSubstring(":4: " + message));
   }
   CHECK_THAT(error_of(dir, m + "model: {tokenizer: {kind: wordpiece, vocab: v.txt, vocab_size: 0}}\n"),
-             ContainsSubstring(":4: model.tokenizer.vocab_size: must be at least 1, got 0"));
+             ContainsSubstring(":4: model.tokenizer.vocab_size: must be between 1 and 4194304, got 0"));
   // epochs may be 0 when max_steps bounds the run.
   CHECK_NOTHROW(mtbert::load_experiment(dir.write("ok.yaml", m + "model: {pretrained: p}\ntrain: {epochs: 0, max_steps: 50}\n")));
 }

@@ -1,5 +1,7 @@
 #include "data/task_data.h"
 
+#include <sys/stat.h>
+
 #include <set>
 #include <tuple>
 
@@ -233,6 +235,9 @@ TEST_CASE("files that cannot be read as a task split", "[task_data]") {
   // An SST file given to a pair task.
   CHECK_THROWS_WITH(mtbert::read_task_split(para(), dir.write("s.csv", "\tid\tsentence\tsentiment\n0\ta\tx\t1\n"), {}),
                     ContainsSubstring("no column 'sentence1'") && ContainsSubstring("task para"));
+  CHECK_THROWS_WITH(mtbert::read_task_split(sst(), dir.path(), {}), ContainsSubstring(": is a directory, not a file"));
+  REQUIRE(::mkfifo((dir / "fifo.csv").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(mtbert::read_task_split(sst(), dir / "fifo.csv", {}), ContainsSubstring("fifo.csv: is a FIFO"));
   // A header with only a label-less file still reads, as an empty split.
   const TaskSplit empty = mtbert::read_task_split(sst(), dir.write("h.csv", "\tid\tsentence\tsentiment\n"), {});
   CHECK(empty.examples.empty());
@@ -310,4 +315,29 @@ TEST_CASE("the quickstart data reads as task splits", "[task_data]") {
     CHECK_FALSE(data.examples.back().text_a.empty());
     CHECK(data.examples.back().text_b.empty() == (task == "sst"));
   }
+}
+
+TEST_CASE("an id that appears twice is a bad row", "[task_data]") {
+  mtbert::test::TempDir dir;
+  const auto file = dir.write("dup.csv", "\tid\tsentence\tsentiment\n0\ta\tx\t1\n1\tb\ty\t2\n2\ta\tz\t3\n");
+  CHECK_THROWS_WITH(mtbert::read_task_split(sst(), file, {}),
+                    ContainsSubstring("dup.csv:4: id \"a\" appears again (first at line 2)"));
+  mtbert::ReadOptions skip;
+  skip.on_bad_row = mtbert::BadRowPolicy::skip;
+  const TaskSplit split = mtbert::read_task_split(sst(), file, skip);
+  CHECK(split.examples.size() == 2);
+  CHECK(split.skipped_rows == 1);
+}
+
+TEST_CASE("a split too large to hold whole needs a limit, and a limit reads only its rows", "[task_data]") {
+  mtbert::test::TempDir dir;
+  const auto file = dir.write("huge.csv", "\tid\tsentence\tsentiment\n0\ta\tx\t1\n1\tb\ty\t2\n");
+  std::error_code ec;
+  std::filesystem::resize_file(file, 8ull << 30, ec);  // sparse: no disk is used
+  if (ec) MTBERT_SKIP("cannot make a sparse 8 GiB file here: " + ec.message());
+  CHECK_THROWS_WITH(mtbert::read_task_split(sst(), file, {}),
+                    ContainsSubstring("huge.csv: 8.6 GB is more than a split read whole may hold"));
+  mtbert::ReadOptions first;
+  first.limit = 2;
+  CHECK(mtbert::read_task_split(sst(), file, first).examples.size() == 2);
 }

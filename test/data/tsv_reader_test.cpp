@@ -3,6 +3,7 @@
 // reader deliberately differs: blank records and runaway quotes.
 #include "data/tsv_reader.h"
 
+#include "core/limits.h"
 #include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -125,7 +126,7 @@ TEST_CASE("empty fields and trailing tabs", "[tsv_reader]") {
   CHECK(records[1].fields == Fields{"", "x"});
 }
 
-TEST_CASE("files: read whole, missing file is a UserError naming it", "[tsv_reader]") {
+TEST_CASE("files: streamed, missing file is a UserError naming it", "[tsv_reader]") {
   mtbert::test::TempDir dir;
   const auto path = dir.write("f.csv", "x\ty\n1\t2\n");
   TsvReader reader = TsvReader::from_file(path);
@@ -137,4 +138,58 @@ TEST_CASE("files: read whole, missing file is a UserError naming it", "[tsv_read
   CHECK_THROWS_AS(TsvReader::from_file(dir / "nope.csv"), mtbert::UserError);
   CHECK_THROWS_WITH(TsvReader::from_file(dir / "nope.csv"),
                     Catch::Matchers::ContainsSubstring("nope.csv") && Catch::Matchers::ContainsSubstring("no such file"));
+}
+
+TEST_CASE("a file read in small chunks gives the records of the whole text", "[tsv_reader]") {
+  // Chunk boundaries fall inside \r\n, inside "" and inside quoted line breaks.
+  const std::string text =
+      "\xEF\xBB\xBF\tid\tsentence\r\n0\ta\t\"say \"\"hi\"\"\r\nthere\"\r\n\r\n1\tb\tplain\r2\tc\t\"never closed\n"
+      "3\td\tlast";
+  mtbert::test::TempDir dir;
+  const auto path = dir.write("f.csv", text);
+  const auto whole = read_all(text);
+  for (const std::size_t chunk : {1, 2, 3, 7, 64}) {
+    INFO("chunk " << chunk);
+    TsvReader reader = TsvReader::from_file(path, chunk);
+    std::vector<TsvRecord> records;
+    TsvRecord record;
+    while (reader.next(record)) records.push_back(record);
+    REQUIRE(records.size() == whole.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+      CHECK(records[i].fields == whole[i].fields);
+      CHECK(records[i].line == whole[i].line);
+      CHECK(records[i].runaway_quote == whole[i].runaway_quote);
+    }
+  }
+}
+
+TEST_CASE("a row longer than the record limit is refused, a quote running past it is a runaway", "[tsv_reader]") {
+  mtbert::test::TempDir dir;
+  const std::string long_row(mtbert::limits::kTextRecordBytes + 10, 'x');
+  TsvReader unquoted = TsvReader::from_file(dir.write("long.csv", "h\n0\t" + long_row + "\n1\tok\n"));
+  TsvRecord record;
+  REQUIRE(unquoted.next(record));
+  CHECK_THROWS_WITH(unquoted.next(record), Catch::Matchers::ContainsSubstring("long.csv:2: a row longer than 1048576 bytes"));
+
+  TsvReader quoted = TsvReader::from_file(dir.write("quote.csv", "h\n0\t\"" + long_row + "\n1\tok\n"));
+  REQUIRE(quoted.next(record));
+  REQUIRE(quoted.next(record));
+  CHECK(record.runaway_quote);
+  REQUIRE(quoted.next(record));
+  CHECK(record.fields == Fields{"1", "ok"});
+}
+
+TEST_CASE("the first rows of a huge file are read without reading the rest", "[tsv_reader]") {
+  mtbert::test::TempDir dir;
+  const auto path = dir.write("huge.csv", "h\tv\n0\ta\n1\tb\n");
+  std::error_code ec;
+  std::filesystem::resize_file(path, 8ull << 30, ec);  // sparse: no disk is used
+  if (ec) MTBERT_SKIP("cannot make a sparse 8 GiB file here: " + ec.message());
+  TsvReader reader = TsvReader::from_file(path);
+  TsvRecord record;
+  REQUIRE(reader.next(record));
+  REQUIRE(reader.next(record));
+  CHECK(record.fields == Fields{"0", "a"});
+  REQUIRE(reader.next(record));
+  CHECK(record.fields == Fields{"1", "b"});
 }

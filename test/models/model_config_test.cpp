@@ -3,10 +3,12 @@
 // one-line errors for values no encoder can be built from.
 #include <nlohmann/json.hpp>
 
+#include "core/user_error.h"
 #include "models/model_config.h"
 #include "support/test_support.h"
 
 using namespace mtbert;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("DeBERTa config keys: HF names, defaults and validation", "[models][deberta]") {
   auto parse = [](const nlohmann::json& j) { return model_config_from_json(j, "config.json"); };
@@ -50,4 +52,40 @@ TEST_CASE("DeBERTa config keys: HF names, defaults and validation", "[models][de
     CHECK_THROWS_WITH(parse({{"emd_layers", 2}, {"embedding_size", 128}}), Catch::Matchers::ContainsSubstring("embedding_size"));
     CHECK_THROWS_WITH(parse({{"model_type", "roberta"}}), Catch::Matchers::ContainsSubstring("model_type"));
   }
+}
+
+TEST_CASE("model sizes are bounded before anything is allocated, bert-base has HF's parameter count",
+          "[models][limits]") {
+  ModelConfig bert_base;  // BERT's defaults are bert-base-uncased's shape
+  bert_base.vocab_size = 30522;
+  bert_base.hidden_size = 768;
+  bert_base.num_hidden_layers = 12;
+  bert_base.num_attention_heads = 12;
+  bert_base.intermediate_size = 3072;
+  bert_base.max_position_embeddings = 512;
+  bert_base.type_vocab_size = 2;
+  CHECK(bert_base.parameter_count() == 109'482'240);  // BertModel(bert-base-uncased).num_parameters()
+  CHECK_NOTHROW(bert_base.validate("bert-base"));
+
+  auto error_of = [&](auto change) {
+    ModelConfig c = bert_base;
+    change(c);
+    try {
+      c.validate("x.yaml:3: model.config");
+    } catch (const mtbert::UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(error_of([](ModelConfig& c) { c.vocab_size = int64_t{1} << 40; }),
+             ContainsSubstring("x.yaml:3: model.config: vocab_size 1099511627776 is above the limit of 4194304"));
+  CHECK_THAT(error_of([](ModelConfig& c) { c.num_hidden_layers = 100'000'000; }),
+             ContainsSubstring("num_hidden_layers 100000000 is above the limit"));
+  CHECK_THAT(error_of([](ModelConfig& c) {
+               c.hidden_size = 65536;
+               c.num_attention_heads = 64;
+               c.intermediate_size = 262144;
+               c.num_hidden_layers = 1000;
+             }),
+             ContainsSubstring("parameters is above the limit of"));
 }

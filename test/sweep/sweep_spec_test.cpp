@@ -140,3 +140,17 @@ TEST_CASE("a bad sweep file is one line naming the file, line and key", "[sweep_
   CHECK_THAT(error_of(dir, "experiments: [a.yaml\n"), ContainsSubstring("invalid YAML"));
   CHECK_THROWS_WITH(mtbert::load_sweep(dir / "absent.yaml"), ContainsSubstring("absent.yaml: the sweep file does not exist"));
 }
+
+TEST_CASE("a sweep of more runs than the limit is refused before anything is expanded", "[sweep_spec]") {
+  mtbert::test::TempDir dir;
+  std::string grid;
+  for (const char* key : {"train.lr", "train.batch_size", "train.epochs", "tasks.sst.dropout"}) {
+    grid += std::string("  ") + key + ": [";
+    for (int i = 1; i <= 30; ++i) grid += (i > 1 ? ", " : "") + std::to_string(i);
+    grid += "]\n";
+  }
+  CHECK_THAT(error_of(dir, "experiments: [a.yaml]\ngrid:\n" + grid),
+             ContainsSubstring("the sweep has 810000 runs (1 experiment(s) x 30 train.lr x 30 train.batch_size x 30 "
+                               "train.epochs x 30 tasks.sst.dropout); at most 1000 are allowed"));
+  CHECK_NOTHROW(mtbert::load_sweep(dir.write("ok.yaml", "experiments: [a.yaml]\ngrid:\n  train.lr: [1, 2]\n")));
+}

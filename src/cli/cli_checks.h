@@ -1,0 +1,25 @@
+#pragma once
+// Checks of CLI options with short messages. CLI11's own number checks say
+// "Value 0 not in range 0.000000 to 1797693134862315708145274237317043567981
+// ..." (400 characters); these say "--nproc: must be at least 1, got 0".
+#include <cstdint>
+
+#include <CLI/CLI.hpp>
+
+namespace mtbert::cli {
+
+// A whole number in [min, max].
+CLI::Validator whole_number(int64_t min, int64_t max = INT64_MAX);
+
+// A number > 0, and a number >= 0.
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+
+// --threads: 0 (one per core) to limits::kThreadsPerCore per available core.
+CLI::Validator thread_count();
+
+// --nproc: local ranks, at least 1 and at most one per available core (two at
+// least, so that data-parallel runs can be tried anywhere).
+CLI::Validator local_rank_count();
+
+}  // namespace mtbert::cli
