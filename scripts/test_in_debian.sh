@@ -9,6 +9,8 @@
 #   --fresh       start from the bare base system again: no packages, no build
 #   --ci          test a fresh `git clone` of this checkout's HEAD by running its
 #                 .ci/run, instead of the working tree's scripts/test.sh
+#   --carry PATH  copy PATH of the checkout too, though git ignores it (e.g.
+#                 .debs for scripts/gpu/check.sh --configure); repeatable
 #   --run CMD     run CMD (a shell command) in the copied checkout instead of
 #                 scripts/test.sh: `--run scripts/build.sh` only builds,
 #                 `--run scripts/setup.sh` only installs the packages, `--run bash`
@@ -30,12 +32,13 @@ set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 if [[ "$(id -u)" -ne 0 ]]; then exec sudo --preserve-env=MTBERT_CHROOTS,MTBERT_BUILD_JOBS,MTBERT_TEST_JOBS "$0" "$@"; fi
 
-fresh=0 ci=0 run=""
+fresh=0 ci=0 run="" carry=()
 while [[ $# -gt 0 && "$1" == --* ]]; do
   case "$1" in
     --fresh) fresh=1 ;;
     --ci) ci=1 ;;
     --run) [[ $# -ge 2 ]] || usage; run="$2"; shift ;;
+    --carry) [[ $# -ge 2 ]] || usage; carry+=("$2"); shift ;;
     --help) usage ;;
     *) echo "test_in_debian.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -125,6 +128,10 @@ else
   (cd "$top" && git ls-files -z --cached --others --exclude-standard |
      tar -cf - --null --no-recursion --ignore-failed-read -T - 2>/dev/null) | tar -xf - -C "$work"
   cp -a "$top/.git" "$work/.git"
+  for path in "${carry[@]}"; do
+    mkdir -p "$(dirname "$work/$path")"
+    cp -a "$top/$path" "$work/$path"
+  done
   phase "copied the working tree ($(git -C "$top" rev-parse --short=12 HEAD)$([[ -n "$(git -C "$top" status --porcelain)" ]] && echo ", with uncommitted changes"))"
 fi
 

@@ -5,15 +5,22 @@
 
 namespace mtbert {
 
+// `t` on `device`. A CPU tensor bound for a GPU goes through pinned (page-
+// locked) memory, so that the copy is asynchronous and overlaps with the
+// computation already queued; from pageable memory it would block the host.
+inline torch::Tensor to_device(const torch::Tensor& t, torch::Device device) {
+  if (!device.is_cuda() || !t.device().is_cpu()) return t.to(device);
+  return t.pin_memory().to(device, /*non_blocking=*/true);
+}
+
 struct TokenBatch {
   torch::Tensor input_ids;       // [B, N] int64
   torch::Tensor attention_mask;  // [B, N] int64, 0/1
   torch::Tensor token_type_ids;  // [B, N] int64, or undefined
 
-  // non_blocking: host-to-device copies overlap with compute when pinned.
   TokenBatch to(torch::Device device) const {
-    return {input_ids.to(device, /*non_blocking=*/true), attention_mask.to(device, true),
-            token_type_ids.defined() ? token_type_ids.to(device, true) : token_type_ids};
+    return {to_device(input_ids, device), to_device(attention_mask, device),
+            token_type_ids.defined() ? to_device(token_type_ids, device) : token_type_ids};
   }
 };
 

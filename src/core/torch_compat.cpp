@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/ATen.h>
 
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
 namespace mtbert::compat {
@@ -14,6 +15,10 @@ at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 #else
   TORCH_CHECK(false, "fused attention needs LibTorch 2.0 or later");
 #endif
+}
+
+void set_current_device(c10::Device device) {
+  c10::impl::getDeviceGuardImpl(device.type())->setDevice(device);
 }
 
 #if MTBERT_TORCH_AT_LEAST(2, 4)

@@ -3,6 +3,7 @@
 // place: Debian 12's 1.13, Debian 13's 2.6, sid's 2.14 and pip's CUDA 2.x.
 // The rest of the code calls what is here and holds no version #if of its own.
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Optional.h>
@@ -71,6 +72,10 @@ constexpr bool kHasFusedAttention = MTBERT_TORCH_AT_LEAST(2, 0);
 // only where kHasFusedAttention (elsewhere it throws).
 at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            const c10::optional<at::Tensor>& mask, double dropout_p);
+
+// Makes `device` the current one of its type (CUDA: what cudaSetDevice does),
+// through c10's device guard interface, which needs no CUDA header.
+void set_current_device(c10::Device device);
 
 // Autocast's state per device type (2.4 replaced the per-backend calls, CUDA's
 // set_enabled and set_cpu_enabled, by calls taking the device type).

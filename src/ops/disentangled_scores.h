@@ -26,9 +26,9 @@
 //
 //   c2p[b,h,i,r] = c2p_band[b,h,i / T,i % T, r - c2p_first[i / T]]
 //
-// Every r(i, j) must fall in its row's window (checked on CPU, a device
-// assertion on CUDA); the gradient of a banded term comes back in its layout
-// (padding rows zero).
+// Every r(i, j) must fall in its row's window (a c10::Error otherwise; on
+// CUDA checked once per index tensor and layout, on the host); the gradient
+// of a banded term comes back in its layout (padding rows zero).
 //
 // Dtypes float, double, half and bfloat16 (all inputs alike, except under
 // autocast, where the terms and the bias are cast to content's dtype); half and

@@ -103,6 +103,23 @@ inline ScoreShape check_forward_args(const at::Tensor& content, const c10::optio
   return s;
 }
 
+// Every score (i, j) must find its relative row in the window its c2p row i
+// and its p2c row j hold.
+inline void check_windows(const int64_t* rel, int64_t n, const detail::TermLayout& c2p, const detail::TermLayout& p2c) {
+  auto check = [&](const detail::TermLayout& term, int64_t row, int64_t r, int64_t distance, const char* what) {
+    TORCH_CHECK(!term.present || (r >= term.row_first[row] && r < term.row_first[row] + term.width),
+                "disentangled_scores: rel_index row ", r, " of distance ", distance, " lies outside the rows [",
+                term.row_first[row], ", ", term.row_first[row] + term.width, ") that ", what, " ", row, " holds");
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t r = rel[i - j + n - 1];
+      check(c2p, i, r, i - j, "c2p's query row");
+      check(p2c, j, r, i - j, "p2c's key row");
+    }
+  }
+}
+
 // The layouts of both terms; the call's span is the larger of theirs.
 inline std::pair<TermLayout, TermLayout> term_layouts(ScoreShape& s, const c10::optional<at::Tensor>& c2p,
                                                       at::IntArrayRef c2p_first, const c10::optional<at::Tensor>& p2c,

@@ -51,22 +51,6 @@ Operand operand(const OptTensor& t, const at::Tensor& zero, at::IntArrayRef expa
   return {v, v.stride(0), v.stride(1), v.stride(2), v.stride(3)};
 }
 
-// Every score (i, j) must find its relative row in the window its c2p row i
-// and its p2c row j hold.
-void check_windows(const int64_t* rel, int64_t n, const detail::TermLayout& c2p, const detail::TermLayout& p2c) {
-  auto check = [&](const detail::TermLayout& term, int64_t row, int64_t r, int64_t distance, const char* what) {
-    TORCH_CHECK(!term.present || (r >= term.row_first[row] && r < term.row_first[row] + term.width),
-                "disentangled_scores: rel_index row ", r, " of distance ", distance, " lies outside the rows [",
-                term.row_first[row], ", ", term.row_first[row] + term.width, ") that ", what, " ", row, " holds");
-  };
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t r = rel[i - j + n - 1];
-      check(c2p, i, r, i - j, "c2p's query row");
-      check(p2c, j, r, i - j, "p2c's key row");
-    }
-  }
-}
 
 // An absent term reads one zero: base 0, strides 0.
 template <typename scalar_t>
@@ -84,7 +68,7 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
   if (out.numel() == 0) return out;
   const at::Tensor rel = rel_index.contiguous();
   const int64_t* rel_ptr = rel.data_ptr<int64_t>();
-  check_windows(rel_ptr, N, cl, pl);
+  detail::check_windows(rel_ptr, N, cl, pl);
   const at::Tensor zero = at::zeros({1}, content.options());
   const Operand cc = operand(content, zero), bb = operand(bias, zero, {B, H, N, N});
 
@@ -190,7 +174,7 @@ void backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, double
   const auto [cl, pl] = detail::term_layouts(s, grad_c2p, c2p_first, grad_p2c, p2c_first);
   const at::Tensor grad = grad_in.contiguous();
   const at::Tensor rel = rel_index.contiguous();
-  if (s.length > 0) check_windows(rel.data_ptr<int64_t>(), s.length, cl, pl);
+  if (s.length > 0) detail::check_windows(rel.data_ptr<int64_t>(), s.length, cl, pl);
   if (cl.present && grad_c2p->numel() > 0) scatter_term<true>(grad, rel.data_ptr<int64_t>(), cl, scale, *grad_c2p);
   if (pl.present && grad_p2c->numel() > 0) scatter_term<false>(grad, rel.data_ptr<int64_t>(), pl, scale, *grad_p2c);
 }

@@ -16,7 +16,9 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include "ops/disentangled_scores_checks.h"
 
@@ -74,10 +76,40 @@ struct Term {
   const int64_t* first;
 };
 
-// The per-row tables of a layout, copied to the device.
+// The per-row tables of a layout, copied to the device from pinned memory:
+// asynchronous, so the host queues on without waiting for the GPU.
 std::pair<at::Tensor, at::Tensor> row_tables(const detail::TermLayout& l, const at::Device& device) {
-  auto options = at::TensorOptions().dtype(at::kLong);
-  return {at::tensor(l.row_base, options).to(device), at::tensor(l.row_first, options).to(device)};
+  auto to_device = [&](const std::vector<int64_t>& v) {
+    return at::tensor(v, at::TensorOptions().dtype(at::kLong)).pin_memory().to(device, /*non_blocking=*/true);
+  };
+  return {to_device(l.row_base), to_device(l.row_first)};
+}
+
+// Every score's relative row must fall in its row's window
+// (detail::check_windows, as on the CPU: a catchable error, where a device
+// assertion would poison the CUDA context and end the process). The check
+// reads rel_index on the host, so it is made once per index tensor and
+// layout, not per call: the model builds each length's index and bands once
+// (RelativePositionCache), so a run copies each index to the host once.
+void check_windows_once(const at::Tensor& rel_index, int64_t n, const detail::TermLayout& c2p,
+                        const detail::TermLayout& p2c) {
+  struct Checked {
+    at::Tensor index;  // held, so that its address cannot be reused by another
+    int64_t version;
+    std::vector<int64_t> c2p_first, p2c_first;
+    int64_t c2p_width, p2c_width;
+  };
+  static std::mutex mutex;
+  static std::vector<Checked> checked;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& c : checked)
+    if (c.index.is_same(rel_index) && c.version == rel_index._version() && c.c2p_first == c2p.row_first &&
+        c.p2c_first == p2c.row_first && c.c2p_width == c2p.width && c.p2c_width == p2c.width)
+      return;
+  const at::Tensor host = rel_index.to(at::kCPU).contiguous();
+  detail::check_windows(host.data_ptr<int64_t>(), n, c2p, p2c);
+  if (checked.size() >= 64) checked.clear();
+  checked.push_back({rel_index, rel_index._version(), c2p.row_first, p2c.row_first, c2p.width, p2c.width});
 }
 
 template <typename scalar_t>
@@ -101,9 +133,7 @@ __global__ void scores_forward_kernel(const scalar_t* __restrict__ content, Stri
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     const int64_t j = idx % n, i = (idx / n) % n, h = (idx / (n * n)) % heads, b = idx / (n * n * heads);
-    const int64_t r = rel[i - j + n - 1];
-    CUDA_KERNEL_ASSERT(c2p.width == 0 || (r >= c2p.first[i] && r < c2p.first[i] + c2p.width));
-    CUDA_KERNEL_ASSERT(p2c.width == 0 || (r >= p2c.first[j] && r < p2c.first[j] + p2c.width));
+    const int64_t r = rel[i - j + n - 1];  // in both windows: check_windows_once
     const acc position =
         static_cast<acc>(c2p.data[b * c2p.batch_stride + h * c2p.head_stride + c2p.base[i] + r * c2p.column_stride]) +
         static_cast<acc>(p2c.data[b * p2c.batch_stride + h * p2c.head_stride + p2c.base[j] + r * p2c.column_stride]);
@@ -163,6 +193,7 @@ at::Tensor forward_cuda(const at::Tensor& content, const OptTensor& c2p, const O
   const at::Tensor zero = at::zeros({1}, content.options());
   const at::Tensor bias_t = detail::present(bias) ? bias->expand({B, H, N, N}) : zero;
   const at::Tensor rel = rel_index.contiguous();
+  check_windows_once(rel_index, N, layouts.first, layouts.second);
   const auto c2p_tables = row_tables(layouts.first, content.device());
   const auto p2c_tables = row_tables(layouts.second, content.device());
   constexpr int kThreads = 256;

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "core/torch_compat.h"
 #include "core/vector_clones.h"
@@ -53,18 +55,91 @@ void fused_update(float* p, const float* g, float* m, float* v, int64_t n, const
 
 }  // namespace
 
-torch::Tensor FusedAdamW::step(LossClosure closure) {
-  for (const auto& group : param_groups_) {
-    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return AdamW::step(closure);
+torch::optim::AdamWParamState& FusedAdamW::state_of(const torch::Tensor& p) {
+  const auto key = compat::optimizer_state_key(state_, p);
+  if (state_.find(key) == state_.end()) {
+    auto state = std::make_unique<torch::optim::AdamWParamState>();
+    state->step(0);
+    state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    state_[key] = std::move(state);
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*state_[key]);
+}
+
+namespace {
+
+enum class StepPath { fused, foreach, adamw };
+
+// Which step serves this state of the parameters: fused when every parameter
+// with a gradient (and its moments) is a contiguous float32 CPU tensor,
+// foreach when they are dense tensors on one GPU, AdamW's own otherwise.
+template <class Groups, class FindState>
+StepPath step_path(const Groups& groups, const FindState& find_state) {
+  bool all_fusable = true, one_gpu = true;
+  c10::optional<torch::Device> device;
+  for (const auto& group : groups) {
+    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return StepPath::adamw;
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      if (!fusable(p) || !fusable(p.grad())) return AdamW::step(closure);
-      const auto it = state_.find(compat::optimizer_state_key(state_, p));
-      if (it == state_.end()) continue;
-      const auto& state = static_cast<const torch::optim::AdamWParamState&>(*it->second);
-      if (!fusable(state.exp_avg()) || !fusable(state.exp_avg_sq())) return AdamW::step(closure);
+      if (p.grad().is_sparse()) return StepPath::adamw;
+      std::vector<torch::Tensor> tensors{p, p.grad()};
+      if (const auto* state = find_state(p)) tensors.insert(tensors.end(), {state->exp_avg(), state->exp_avg_sq()});
+      for (const auto& t : tensors) {
+        all_fusable = all_fusable && fusable(t);
+        one_gpu = one_gpu && t.is_cuda() && (!device || t.device() == *device);
+        if (!device) device = t.device();
+      }
     }
   }
+  if (all_fusable) return StepPath::fused;
+  return one_gpu ? StepPath::foreach : StepPath::adamw;
+}
+
+}  // namespace
+
+void FusedAdamW::foreach_step() {
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+    // Parameters that share a step count share the bias corrections.
+    std::map<int64_t, std::vector<torch::Tensor>> by_step;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& state = state_of(p);
+      state.step(state.step() + 1);
+      by_step[state.step()].push_back(p);
+    }
+    for (const auto& [step, params] : by_step) {
+      std::vector<torch::Tensor> grads, exp_avgs, exp_avg_sqs;
+      for (const auto& p : params) {
+        auto& state = state_of(p);
+        grads.push_back(p.grad());
+        exp_avgs.push_back(state.exp_avg());
+        exp_avg_sqs.push_back(state.exp_avg_sq());
+      }
+      const double bias_correction1 = 1 - std::pow(beta1, step);
+      const double bias_correction2 = 1 - std::pow(beta2, step);
+      if (options.weight_decay() != 0) at::_foreach_mul_(params, 1 - options.lr() * options.weight_decay());
+      at::_foreach_mul_(exp_avgs, beta1);
+      at::_foreach_add_(exp_avgs, grads, 1 - beta1);
+      at::_foreach_mul_(exp_avg_sqs, beta2);
+      at::_foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2);
+      std::vector<torch::Tensor> denom = at::_foreach_sqrt(exp_avg_sqs);
+      at::_foreach_div_(denom, std::sqrt(bias_correction2));
+      at::_foreach_add_(denom, options.eps());
+      at::_foreach_addcdiv_(params, exp_avgs, denom, -options.lr() / bias_correction1);
+    }
+  }
+}
+
+torch::Tensor FusedAdamW::step(LossClosure closure) {
+  const auto find_state = [&](const torch::Tensor& p) -> const torch::optim::AdamWParamState* {
+    const auto it = state_.find(compat::optimizer_state_key(state_, p));
+    return it == state_.end() ? nullptr : static_cast<const torch::optim::AdamWParamState*>(it->second.get());
+  };
+  const StepPath path = step_path(param_groups_, find_state);
+  if (path == StepPath::adamw) return AdamW::step(closure);
 
   torch::NoGradGuard no_grad;
   torch::Tensor loss;
@@ -72,20 +147,16 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  if (path == StepPath::foreach) {
+    foreach_step();
+    return loss;
+  }
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const auto key = compat::optimizer_state_key(state_, p);
-      if (state_.find(key) == state_.end()) {
-        auto state = std::make_unique<torch::optim::AdamWParamState>();
-        state->step(0);
-        state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        state_[key] = std::move(state);
-      }
-      auto& state = static_cast<torch::optim::AdamWParamState&>(*state_[key]);
+      auto& state = state_of(p);
       state.step(state.step() + 1);
       const double bias_correction1 = 1 - std::pow(beta1, state.step());
       const double bias_correction2 = 1 - std::pow(beta2, state.step());

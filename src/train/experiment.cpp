@@ -12,7 +12,9 @@
 #include "core/json_file.h"
 #include "core/limits.h"
 #include "core/safetensors.h"
+#include "core/torch_compat.h"
 #include "core/user_error.h"
+#include "dist/launch_env.h"
 #include "models/module_state.h"
 #include "models/pretrained_model.h"
 #include "text/sentencepiece_training.h"
@@ -48,7 +50,16 @@ torch::Device resolve_device(DeviceChoice device) {
   const bool cuda = torch::cuda::is_available();
   if (device == DeviceChoice::cuda && !cuda)
     throw UserError("device: cuda was requested but this LibTorch sees no CUDA device (use device=cpu or auto)");
-  return cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  if (!cuda) return torch::kCPU;
+  const LaunchEnv env = launch_env();
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  if (env.local_rank >= gpus)
+    throw UserError(fmt::format("rank {} is local rank {} on its machine, which shows {} GPU(s): start at most {} "
+                                "rank(s) per machine (see CUDA_VISIBLE_DEVICES)",
+                                env.rank, env.local_rank, gpus, gpus));
+  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+  compat::set_current_device(gpu);
+  return gpu;
 }
 
 namespace {

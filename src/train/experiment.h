@@ -105,7 +105,9 @@ struct OpenedRun {
 };
 OpenedRun open_run(const std::filesystem::path& folder, const std::string& checkpoint);
 
-// Moves the model to the configured device ("auto": CUDA when available).
+// The configured device ("auto": CUDA when available). On CUDA each rank of
+// a data-parallel job takes the GPU of its local rank (cuda:LOCAL_RANK), made
+// the current device; more local ranks than visible GPUs is a UserError.
 torch::Device resolve_device(DeviceChoice device);
 
 // Parameter counts for the summary: total, trainable, shared (encoder) and

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
+#include "core/token_batch.h"
 #include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
 #include "optim/optimizer.h"
@@ -28,8 +29,8 @@ torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
   torch::Tensor loss;
   {
     const AutocastScope autocast(device_, precision_ == Precision::bf16);
-    auto logits = model_->logits_at(batch.inputs.to(device_), batch.positions.to(device_));
-    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.labels.to(device_));
+    auto logits = model_->logits_at(batch.inputs.to(device_), to_device(batch.positions, device_));
+    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), to_device(batch.labels, device_));
   }
   (loss * (weight / static_cast<double>(train_.grad_accumulation))).backward();
   return loss.detach();

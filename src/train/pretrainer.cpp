@@ -262,7 +262,8 @@ MlmEvaluation Pretrainer::evaluate() {
     const MaskedBatch batch = my_rows(mask_segments(segment_ids(indices), vocabulary_, masking_, generator));
     if (batch.labels.size(0) == 0) continue;
     const AutocastScope autocast(p_.device, c.precision == Precision::bf16);
-    auto logits = p_.model->logits_at(batch.inputs.to(p_.device), batch.positions.to(p_.device)).to(torch::kFloat);
+    auto logits =
+        p_.model->logits_at(batch.inputs.to(p_.device), to_device(batch.positions, p_.device)).to(torch::kFloat);
     const auto labels = batch.labels.to(p_.device);
     loss_sum += torch::nn::functional::cross_entropy(
                     logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))

@@ -121,7 +121,7 @@ torch::Tensor TrainStep::task_loss(const TaskConfig& config, const TaskBatch& ba
   const AutocastScope autocast(device_, precision_ == Precision::bf16);
   const std::string& task = config.name;
   const auto inputs = batch.segments_on(device_);
-  const auto labels = batch.labels.to(device_, /*non_blocking=*/true);
+  const auto labels = to_device(batch.labels, device_);
   TaskHead head = model_->head(task);
   const bool smart = config.smart.enabled, bregman = teacher_ && smart && config.smart.bregman;
   if (!smart && !config.sift.enabled) return head->loss(model_(task, inputs), labels);

@@ -4,6 +4,7 @@
 #include "core/input_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/user_error.h"
 #include "support/temp_dir.h"

@@ -353,3 +353,62 @@ TEST_CASE("disentangled_scores with banded terms on CUDA equals CPU", "[ops][rel
   auto cpu = run(torch::kCPU), cuda = run(torch::kCUDA);
   for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], 1e-5 * 2 * c.length, 1e-5) <= 0);
 }
+
+TEST_CASE("disentangled_scores on CUDA rejects banded terms that miss a row with an error, not a device assert",
+          "[ops][relpos][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device (the CUDA kernel is compile-checked by ops.cuda_kernels_compile)");
+  Case c{1, 2, 9, 4};
+  Inputs in = make_inputs(c, torch::kFloat, 9);
+  Banded bc = banded(in.c2p, in.index, 4, true), bp = banded(in.p2c, in.index, 4, false);
+  const torch::Device gpu(torch::kCUDA);
+  auto content = in.content.to(gpu), c2p = bc.band.to(gpu), p2c = bp.band.to(gpu), index = in.index.to(gpu);
+  std::vector<int64_t> shifted = bc.first;
+  shifted[1] += 1;
+  CHECK_THROWS_WITH(ops::disentangled_scores(content, c2p, p2c, index, 1.0, c10::nullopt, shifted, bp.first),
+                    Catch::Matchers::ContainsSubstring("outside the rows"));
+  // The CUDA context is still usable.
+  auto out = ops::disentangled_scores(content, c2p, p2c, index, 1.0, c10::nullopt, bc.first, bp.first);
+  CHECK(torch::isfinite(out).all().item<bool>());
+}
+
+TEST_CASE("disentangled_scores passes gradcheck in double on CUDA", "[ops][relpos][gradcheck][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  for (const Case& c : {Case{2, 2, 5, 2}, Case{2, 1, 6, 3, true, true, true, true}}) {
+    Inputs in = make_inputs(c, torch::kDouble, 17);
+    auto bias = torch::randn({c.batch, 1, c.length, c.length}, torch::kDouble).cuda();
+    auto f = [&](const std::vector<torch::Tensor>& x) {
+      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4]);
+    };
+    auto result = test::gradcheck(f, {in.content.cuda(), in.c2p.cuda(), in.p2c.cuda(), in.index.cuda(), bias},
+                                  {true, true, true, false, true});
+    INFO(result.worst);
+    CHECK(result.ok);
+    CHECK(result.entries > 0);
+  }
+}
+
+// More scores than a 32-bit index reaches: the kernels index in int64. The
+// reference is the gather formulation, on the GPU too (the CPU would take
+// minutes), checked on rows at both ends.
+TEST_CASE("disentangled_scores on CUDA at B*H*N^2 > 2^31", "[ops][relpos][cuda][large]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  const int64_t B = 2, H = 4, N = 16400, k = 256;  // 2.15e9 scores
+  INFO("needs about " << static_cast<double>(B * H * N * N * 4 * 2) / 1e9 << " GB of GPU memory");
+  torch::manual_seed(12);
+  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
+  auto index = deberta_index(N, k).cuda();
+  const int64_t span = 2 * k;
+  auto content = torch::randn({B, H, N, N}, options);
+  auto c2p = torch::randn({B, H, N, span}, options), p2c = torch::randn({B, H, N, span}, options);
+  auto out = ops::disentangled_scores(content, c2p, p2c, index, 0.5);
+  for (const int64_t b : {int64_t{0}, B - 1}) {
+    for (const int64_t i : {int64_t{0}, N - 1}) {
+      // Row i of (b, last head): content + 0.5 * (c2p[i, r(i, j)] + p2c[j, r(i, j)]).
+      auto rows = index.index({torch::arange(i, i - N, -1, index.options()) + (N - 1)});
+      auto expected = content[b][H - 1][i] +
+                      0.5 * (c2p[b][H - 1][i].index({rows}) +
+                             p2c[b][H - 1].gather(1, rows.unsqueeze(1)).squeeze(1));
+      CHECK(excess(out[b][H - 1][i], expected, 1e-5, 1e-6) <= 0);
+    }
+  }
+}

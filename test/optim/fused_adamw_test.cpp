@@ -103,6 +103,58 @@ TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
   CHECK(fused->state().count(compat::optimizer_state_key(fused->state(), a.unused[0])) == 0);
 }
 
+// The GPU path, run here on the CPU: AdamW's own operations in its order,
+// over a group at a time, with a parameter that skips steps (its own step
+// count, so its own bias corrections).
+TEST_CASE("FusedAdamW's foreach step (the GPU path) follows AdamW's trajectory", "[train][optimizer]") {
+  Params a = make_params(torch::kFloat), b = clone_params(a);
+  auto foreach = make<FusedAdamW>(a);
+  auto reference = make<AdamW>(b);
+  for (int step = 0; step < 6; ++step) {
+    set_gradients({&a, &b}, step);
+    if (step % 2 == 1) {  // the plain group's parameter has no gradient every other step
+      a.plain[0].mutable_grad().reset();
+      b.plain[0].mutable_grad().reset();
+    }
+    foreach->foreach_step();
+    reference->step();
+    for (auto* opt : std::vector<torch::optim::Optimizer*>{foreach.get(), reference.get()})
+      for (auto& group : opt->param_groups()) group.options().set_lr(group.options().get_lr() * 0.9);
+  }
+  const auto pa = a.all(), pb = b.all();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    INFO("parameter " << i);
+    CHECK(torch::allclose(pa[i], pb[i], 1e-6, 1e-7));
+  }
+  for (size_t i = 0; i < pa.size() - a.unused.size(); ++i) {
+    const auto& sa =
+        static_cast<AdamWParamState&>(*foreach->state().at(compat::optimizer_state_key(foreach->state(), pa[i])));
+    const auto& sb =
+        static_cast<AdamWParamState&>(*reference->state().at(compat::optimizer_state_key(reference->state(), pb[i])));
+    INFO("parameter " << i);
+    CHECK(sa.step() == sb.step());
+    CHECK(torch::allclose(sa.exp_avg(), sb.exp_avg(), 1e-5, 1e-5));
+  }
+}
+
+TEST_CASE("FusedAdamW on CUDA takes the foreach step and follows AdamW", "[train][optimizer][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  Params a = make_params(torch::kFloat), b = clone_params(a);
+  for (auto* list : {&a.decayed, &a.plain, &a.head, &a.unused})
+    for (auto& t : *list) t = t.detach().to(torch::kCUDA).requires_grad_(true);
+  auto foreach = make<FusedAdamW>(a);
+  auto reference = make<AdamW>(b);
+  for (int step = 0; step < 4; ++step) {
+    set_gradients({&b}, step);
+    const auto pa = a.all(), pb = b.all();
+    for (size_t i = 0; i + a.unused.size() < pa.size(); ++i) pa[i].mutable_grad() = pb[i].grad().to(torch::kCUDA);
+    foreach->step();
+    reference->step();
+  }
+  const auto pa = a.all(), pb = b.all();
+  for (size_t i = 0; i < pa.size(); ++i) CHECK(torch::allclose(pa[i].cpu(), pb[i], 1e-5, 1e-6));
+}
+
 TEST_CASE("FusedAdamW defers to AdamW for double parameters and amsgrad", "[train][optimizer]") {
   for (const bool amsgrad : {false, true}) {
     Params a = make_params(amsgrad ? torch::kFloat : torch::kDouble), b = clone_params(a);

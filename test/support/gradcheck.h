@@ -43,7 +43,7 @@ inline GradcheckResult gradcheck(const std::function<torch::Tensor(const std::ve
 
   // Analytic Jacobian, row by row: d out[o] / d leaf.
   std::vector<torch::Tensor> analytic;  // per leaf [outputs, leaf numel]
-  for (const auto& leaf : leaves) analytic.push_back(torch::zeros({outputs, leaf.numel()}, torch::kDouble));
+  for (const auto& leaf : leaves) analytic.push_back(torch::zeros({outputs, leaf.numel()}, leaf.options()));
   for (int64_t o = 0; o < outputs; ++o) {
     auto seed = torch::zeros_like(out);
     seed[o] = 1.0;

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the device tool), from the repository root with
+# .debs/ carried (scripts/gpu/prepare.sh): builds mtbert against pip's
+# LibTorch with CUDA and runs what needs a GPU, each stage under a time limit
+# and timed, writing its log and a line of check.json into $OUT as it goes.
+#
+#   scripts/gpu/check.sh              everything (at most about 8 minutes)
+#   scripts/gpu/check.sh --configure  unpack and configure only (the dry run
+#                                     here: any LibTorch, no GPU needed)
+#
+# Stages: unpack the Debian packages into a prefix; configure (pip's LibTorch,
+# TORCH_CUDA_ARCH_LIST, default 9.0 for an H100/H200); build everything with
+# all cores and -k 0, so that one call shows every compile error; the test
+# fixtures; the tests tagged [cuda] (the op against the CPU in every dtype,
+# banded and full, at B*H*N^2 > 2^31, gradcheck in double, a bad band as a
+# catchable error, the parity fixtures with TF32 off, a training step against
+# the CPU, bf16 autocast, fused against explicit attention, resume across
+# devices, FusedAdamW's foreach step); compute-sanitizer memcheck on the op's
+# tests; a short `mtbert train` and `mtbert pretrain` on CUDA.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root="$PWD"
+out="${OUT:-$root/gpu-check-out}"
+mkdir -p "$out"
+configure_only=0
+[[ "${1:-}" == "--configure" ]] && configure_only=1
+jobs="$(nproc)"
+export root build="$root/build-gpu" prefix="$root/.debs/root"
+report="$out/check.json"
+runs="$(mktemp -d)"
+: >"$report"
+: >"$out/stages.log"
+started=$SECONDS
+failed=0
+
+# stage NAME SECONDS COMMAND...: runs COMMAND under `timeout`, its output
+# appended to $OUT/stages.log (the build's to $OUT/build.log: few files come
+# back from the device), and appends {"stage", "status", "seconds"} to
+# check.json.
+stage() {
+  local name="$1" limit="$2"
+  shift 2
+  local begin=$SECONDS status=0 log="$out/stages.log"
+  [[ $name == build ]] && log="$out/build.log"
+  echo "== $name (at most $limit s)" | tee -a "$log"
+  if declare -F "$1" >/dev/null; then  # a function of this script, in a shell of its own under timeout
+    timeout "$limit" bash -c "set -uo pipefail; $(declare -f "$1"); $(printf '%q ' "$@")" >>"$log" 2>&1 || status=$?
+  else
+    timeout "$limit" "$@" >>"$log" 2>&1 || status=$?
+  fi
+  local took=$((SECONDS - begin))
+  echo "{\"stage\": \"$name\", \"status\": $status, \"seconds\": $took}" >>"$report"
+  echo "== $name: exit $status in $took s" | tee -a "$log"
+  [[ $status -eq 0 ]] || failed=$((failed + 1))
+  return $status
+}
+
+unpack() {
+  rm -rf "$prefix"
+  mkdir -p "$prefix"
+  for deb in "$root"/.debs/*.deb; do dpkg-deb -x "$deb" "$prefix" || return 1; done
+  # The .pc files name /usr: point them at the prefix.
+  grep -rl '^prefix=/usr' "$prefix/usr" --include='*.pc' | xargs -r sed -i "s|^prefix=/usr|prefix=$prefix/usr|"
+  ls "$prefix/usr/include" | head -20
+}
+
+configure() {
+  local torch_prefix
+  torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)" || torch_prefix=""
+  echo "LibTorch from: ${torch_prefix:-the system}"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="${torch_prefix:+$torch_prefix;}$prefix/usr" \
+    -DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf" \
+    -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" \
+    -DMTBERT_PYTHON="$(command -v python3)"
+}
+
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$out/gpu.txt" 2>&1
+
+stage unpack 60 unpack || exit 1
+stage configure 180 configure || exit 1
+if [[ $configure_only -eq 1 ]]; then
+  echo "configured in $((SECONDS - started)) s (--configure: nothing built)"
+  exit 0
+fi
+stage build 330 cmake --build "$build" -j "$jobs" -- -k 0
+tests="$build/test/mtbert_tests"
+export MTBERT_FIXTURES="$build/fixtures" MTBERT_SOURCE_DIR="$root" OMP_WAIT_POLICY=PASSIVE
+stage fixtures 60 python3 scripts/make_test_fixtures.py --out "$build/fixtures"
+stage cuda-tests 150 "$tests" "[cuda]" --durations yes
+stage attention-tests 60 "$tests" "[attention],[autocast]" --durations yes
+if command -v compute-sanitizer >/dev/null; then
+  stage memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$tests" "[relpos][cuda]~[large]"
+else
+  echo '{"stage": "memcheck", "status": "no compute-sanitizer", "seconds": 0}' >>"$report"
+fi
+tiny=(device=cuda threads=4 model.config.hidden_size=64 model.config.num_hidden_layers=2
+      model.config.num_attention_heads=2 model.config.intermediate_size=128 tasks.sst.limit_train=256
+      tasks.para.limit_train=256 tasks.sts.limit_train=256 train.epochs=2)
+stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
+stage train-cuda-bf16 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" precision=bf16 \
+  model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c --out "$runs/deberta" --no-progress
+cat >"$runs/pretrain.yaml" <<YAML
+extends: $root/experiments/pretrain/base.yaml
+device: cuda
+model:
+  config: {hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 128,
+           max_position_embeddings: 64}
+  tokenizer: {kind: wordpiece, vocab: $build/fixtures/models/bert-legacy/vocab.txt}
+corpus: {experiment: experiments/quickstart.yaml, tasks: [sst, sts], max_length: 32, cache_dir: $runs/cache}
+train: {max_steps: 40, batch_size: 16, eval_every_steps: 20, eval_segments: 64}
+YAML
+stage pretrain-cuda 90 "$build/mtbert" pretrain "$runs/pretrain.yaml" --out "$runs/pretrain" --no-progress
+for run in train deberta pretrain; do
+  [[ -f "$runs/$run/summary.json" ]] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s.get('status'), json.dumps(s.get('best', {}).get('dev', {}))[:300])" "$runs/$run/summary.json" "$run" >>"$out/stages.log"
+done
+rm -rf "$runs"
+echo "check.sh: $failed stage(s) failed, $((SECONDS - started)) s in all"
+[[ $failed -eq 0 ]]
