@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include <torch/torch.h>
 
@@ -23,12 +25,21 @@ struct Run {
   nlohmann::json summary;
   std::vector<nlohmann::json> metrics;
   NamedTensors weights;
+  NamedTensors teacher;  // SMART's Bregman teacher, when the run has one
 };
+
+Run finished_run(const RunDirectory& run, const fs::path& dir) {
+  const fs::path last = dir / "checkpoints" / "last";
+  Run r{run.read_summary(), run.read_metrics(), read_safetensors(last / "model.safetensors").tensors, {}};
+  if (fs::exists(last / "teacher.safetensors")) r.teacher = read_safetensors(last / "teacher.safetensors").tensors;
+  return r;
+}
 
 // Trains `config` into `dir`; with `stop_at` > 0 the run is stopped after that
 // many optimizer steps (as SIGINT would) and then resumed by a new Trainer
-// from the run folder alone.
-Run train(const ExperimentConfig& config, const fs::path& dir, int64_t stop_at = 0) {
+// from the run folder alone, on `resume_on` when given.
+Run train(const ExperimentConfig& config, const fs::path& dir, int64_t stop_at = 0,
+          std::optional<DeviceChoice> resume_on = std::nullopt) {
   RunDirectory run(dir);
   run.create();
   {
@@ -41,13 +52,15 @@ Run train(const ExperimentConfig& config, const fs::path& dir, int64_t stop_at =
     if (stop_at == 0) {
       REQUIRE(end == TrainEnd::finished);
       trainer.finish(end, "test");
-      return {run.read_summary(), run.read_metrics(), read_safetensors(dir / "checkpoints" / "last" / "model.safetensors").tensors};
+      return finished_run(run, dir);
     }
     REQUIRE(end == TrainEnd::interrupted);
     trainer.finish(end, "test");
     REQUIRE(run.read_summary()["status"] == "interrupted");
   }
-  Experiment e = reopen_experiment(config, run);
+  ExperimentConfig resumed = config;
+  if (resume_on) resumed.device = *resume_on;
+  Experiment e = reopen_experiment(resumed, run);
   Trainer trainer(e, run);
   trainer.restore_last_checkpoint();
   CHECK(trainer.progress().global_step == stop_at);
@@ -56,7 +69,7 @@ Run train(const ExperimentConfig& config, const fs::path& dir, int64_t stop_at =
   const TrainEnd end = trainer.train(hooks);
   REQUIRE(end == TrainEnd::finished);
   trainer.finish(end, "test");
-  return {run.read_summary(), run.read_metrics(), read_safetensors(dir / "checkpoints" / "last" / "model.safetensors").tensors};
+  return finished_run(run, dir);
 }
 
 // Pairs encoded one sentence at a time and mean-pooled: a one-layer cross
@@ -66,6 +79,34 @@ void encode_pairs_apart(ExperimentConfig& config) {
     if (t.name == "cfimdb") continue;
     t.pair_mode = PairMode::siamese;
     t.pooling = Pooling::mean;
+  }
+}
+
+bool same_tensors(const NamedTensors& a, const NamedTensors& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [name, tensor] : a)
+    if (!b.count(name) || !torch::equal(tensor, b.at(name))) return false;
+  return true;
+}
+
+void check_identical(const Run& straight, const Run& resumed) {
+  REQUIRE(straight.metrics.size() == resumed.metrics.size());
+  for (size_t i = 0; i < straight.metrics.size(); ++i) {
+    CHECK(straight.metrics[i]["step"] == resumed.metrics[i]["step"]);
+    CHECK(straight.metrics[i]["dev"] == resumed.metrics[i]["dev"]);
+    CHECK(straight.metrics[i]["train_loss"] == resumed.metrics[i]["train_loss"]);
+  }
+  CHECK(straight.summary["best"] == resumed.summary["best"]);
+  CHECK(same_tensors(straight.weights, resumed.weights));
+  CHECK(same_tensors(straight.teacher, resumed.teacher));
+}
+
+// SMART on every task at its defaults, with or without its Bregman proximal
+// point (the final report's setting has both).
+void enable_smart(ExperimentConfig& config, bool bregman) {
+  for (auto& t : config.tasks) {
+    t.smart.enabled = true;
+    t.smart.bregman = bregman;
   }
 }
 
@@ -108,17 +149,78 @@ TEST_CASE("an interrupted run resumes to identical metrics and weights", "[train
   for (auto& t : config.tasks) t.dropout = 0.2;
   const Run straight = train(config, tmp.path() / "a");
   const Run resumed = train(config, tmp.path() / "b", /*stop_at=*/7);
+  check_identical(straight, resumed);
+}
 
-  REQUIRE(straight.metrics.size() == resumed.metrics.size());
-  for (size_t i = 0; i < straight.metrics.size(); ++i) {
-    CHECK(straight.metrics[i]["step"] == resumed.metrics[i]["step"]);
-    CHECK(straight.metrics[i]["dev"] == resumed.metrics[i]["dev"]);
-    CHECK(straight.metrics[i]["train_loss"] == resumed.metrics[i]["train_loss"]);
-  }
-  CHECK(straight.summary["best"] == resumed.summary["best"]);
-  for (const auto& [name, tensor] : straight.weights) {
+// The teacher's weights and its momentum schedule's position are part of the
+// checkpoint: without them the resumed run's Bregman term would pull towards
+// a different model.
+TEST_CASE("a run with SMART and its Bregman teacher resumes to identical weights and teacher", "[trainer][resume][smart]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "a");
+  config.train.eval_every_steps = 5;
+  config.model.config["hidden_dropout_prob"] = 0.1;  // SMART's forward passes draw dropout masks too
+  enable_smart(config, /*bregman=*/true);
+  const Run straight = train(config, tmp.path() / "a");
+  REQUIRE_FALSE(straight.teacher.empty());
+  const Run resumed = train(config, tmp.path() / "b", /*stop_at=*/7);
+  check_identical(straight, resumed);
+}
+
+// Each regularizer of the reports switched on in a whole Trainer run (the
+// step-level tests in train_step_test.cpp check their gradients exactly): the
+// run finishes with finite losses, still learns the easy task, and ends with
+// other weights than the same run without it, so the switch reaches the step.
+TEST_CASE("SMART, SMART with Bregman, SiFT and PCGrad each train end to end", "[trainer][smart]") {
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 320, 64, 3);
+  auto base = test::synthetic_experiment(tmp.path(), tmp.path() / "plain");
+  base.train.epochs = 3;
+  base.train.sampler.kind = SamplerKind::mixed;  // PCGrad needs every task in each step
+  const Run plain = train(base, tmp.path() / "plain");
+  REQUIRE(plain.summary["best"]["dev"]["cfimdb"]["value"].get<double>() > 0.8);
+
+  const std::vector<std::pair<std::string, std::function<void(ExperimentConfig&)>>> variants = {
+      {"smart", [](ExperimentConfig& c) { enable_smart(c, false); }},
+      {"smart-bregman", [](ExperimentConfig& c) { enable_smart(c, true); }},
+      {"sift", [](ExperimentConfig& c) { for (auto& t : c.tasks) t.sift.enabled = true; }},
+      {"pcgrad", [](ExperimentConfig& c) { c.train.pcgrad.enabled = true; }},
+  };
+  for (const auto& [name, enable] : variants) {
     INFO(name);
-    CHECK(torch::equal(tensor, resumed.weights.at(name)));
+    auto config = base;
+    config.output_dir = (tmp.path() / name).string();
+    enable(config);
+    const Run run = train(config, tmp.path() / name);
+    INFO(run.summary.dump(2));
+    CHECK(run.summary["status"] == "finished");
+    for (const auto& row : run.metrics)
+      for (const auto& [task, loss] : row["train_loss"].items()) CHECK(std::isfinite(loss.get<double>()));
+    CHECK(run.summary["best"]["dev"]["cfimdb"]["value"].get<double>() > 0.8);
+    CHECK_FALSE(same_tensors(run.weights, plain.weights));
+    CHECK(run.teacher.empty() == (name != "smart-bregman"));
+  }
+}
+
+TEST_CASE("a run checkpointed on CUDA resumes on the CPU, and the other way round", "[trainer][resume][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "cpu");
+  config.train.eval_every_steps = 5;
+  const Run straight = train(config, tmp.path() / "cpu");
+  for (const auto& [first, then] : {std::pair{DeviceChoice::cuda, DeviceChoice::cpu},
+                                    std::pair{DeviceChoice::cpu, DeviceChoice::cuda}}) {
+    config.device = first;
+    const fs::path dir = tmp.path() / (first == DeviceChoice::cuda ? "cuda-then-cpu" : "cpu-then-cuda");
+    const Run resumed = train(config, dir, /*stop_at=*/7, then);
+    CHECK(resumed.summary["status"] == "finished");
+    double worst = 0;
+    for (const auto& [name, tensor] : straight.weights)
+      worst = std::max(worst, (tensor - resumed.weights.at(name)).abs().max().item<double>());
+    INFO(dir.filename().string() << ": max-abs weight difference to the CPU run " << worst);
+    CHECK(worst < 1e-3);  // the same run up to the devices' rounding
   }
 }
 
