@@ -11,7 +11,8 @@ namespace mtbert {
 
 enum class Pooling { cls, mean, pooler };
 // Siamese pairs with sentence vectors u, v: [u, v, |u - v|, u * v] (concat,
-// the CS224N starter code's), [u, v] (uv), or their cosine (cosine).
+// the pair features of InferSent's NLI classifier, Conneau et al. 2017), [u, v] (uv),
+// or their cosine (cosine).
 enum class PairCombine { concat, uv, cosine };
 // How a cosine head reads cos(u, v), for regression onto [0, max] / for a
 // binary probability:
