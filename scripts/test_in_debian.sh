@@ -125,8 +125,12 @@ if [[ "$ci" -eq 1 ]]; then
   git clone -q --no-local "$top" "$work"
   phase "cloned HEAD $(git -C "$work" rev-parse --short=12 HEAD)"
 else
+  # --touch: the copies are newer than the kept build, so every file is
+  # compiled again (ccache answers the unchanged ones). With the checkout's
+  # own times, a file edited before the previous run's build (a --ci clone
+  # of an older HEAD, say) would look up to date and keep its stale object.
   (cd "$top" && git ls-files -z --cached --others --exclude-standard |
-     tar -cf - --null --no-recursion --ignore-failed-read -T - 2>/dev/null) | tar -xf - -C "$work"
+     tar -cf - --null --no-recursion --ignore-failed-read -T - 2>/dev/null) | tar -xf - --touch -C "$work"
   cp -a "$top/.git" "$work/.git"
   for path in "${carry[@]}"; do
     mkdir -p "$(dirname "$work/$path")"

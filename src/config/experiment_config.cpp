@@ -36,6 +36,8 @@ void check_task(ConfigReader tasks, const TaskConfig& t) {
                             fmt::join(builtin, ", "), did_you_mean_suffix(t.name, builtin)));
   }
   r.check(!t.train.empty(), "train", "missing: every task needs its training file (train: path/to/file.csv)");
+  r.check(t.train_fraction > 0, "train_fraction",
+          "must be above 0 (the share of the training rows kept, up to 1: all of them)");
   r.check(t.combine == PairCombine::concat || t.pair_mode == PairMode::siamese, "combine",
           fmt::format("{} combines two separately encoded sentences: it needs pair_mode: siamese",
                       enum_name(t.combine)));

@@ -132,6 +132,10 @@ struct TaskConfig {
   int64_t limit_dev = 0;
   int64_t limit_test = 0;
   Subset subset = Subset::first;  // how limit_* choose rows (random: seeded by `seed`)
+  // Keep this share of the training rows (after limit_train): a uniform
+  // random draw seeded by `seed`, kept in file order. A report's "trims the
+  // dataset by 70%" is train_fraction: 0.3.
+  double train_fraction = 1.0;
   double loss_weight = 1.0;
   Pooling pooling = Pooling::cls;
   PairMode pair_mode = PairMode::cross;  // pair tasks: siamese | cross
@@ -294,6 +298,7 @@ void describe(V& v, TaskConfig& t) {
   v.key("limit_dev", t.limit_dev, AtLeast{0});
   v.key("limit_test", t.limit_test, AtLeast{0});
   v.key("subset", t.subset);
+  v.key("train_fraction", t.train_fraction, Fraction{true});
   v.key("loss_weight", t.loss_weight, NonNegative{});
   v.key("pooling", t.pooling);
   v.key("pair_mode", t.pair_mode);

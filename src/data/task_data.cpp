@@ -124,10 +124,10 @@ Example parse_row(const TaskSpec& task, const ColumnLayout& layout, const TsvRec
 }
 
 // `count` of the examples, each subset equally likely, in their original order.
-std::vector<Example> random_subset(std::vector<Example> examples, int64_t count, uint64_t seed) {
+std::vector<Example> random_subset(std::vector<Example> examples, int64_t count, uint64_t seed, uint64_t stream) {
   std::vector<size_t> order(examples.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto rng = seeded_generator(seed, /*stream=*/0);
+  auto rng = seeded_generator(seed, stream);
   portable_shuffle(order, rng);
   order.resize(static_cast<size_t>(count));
   std::sort(order.begin(), order.end());
@@ -141,6 +141,8 @@ std::vector<Example> random_subset(std::vector<Example> examples, int64_t count,
 
 TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& path, const ReadOptions& options) {
   if (options.limit < 0) throw UserError(fmt::format("limit must be 0 (all rows) or positive, not {}", options.limit));
+  if (!(options.fraction > 0 && options.fraction <= 1))
+    throw UserError(fmt::format("the share of rows kept must be in (0, 1], not {}", options.fraction));
   // Rows are streamed: a file of any size is read only as far as the rows
   // wanted. A split held whole must fit in memory.
   const uint64_t size = check_input_file(path);
@@ -188,7 +190,12 @@ TaskSplit read_task_split(const TaskSpec& task, const std::filesystem::path& pat
   }
   split.labeled = all_labeled;
   if (options.random_subset && options.limit > 0 && static_cast<int64_t>(split.examples.size()) > options.limit)
-    split.examples = random_subset(std::move(split.examples), options.limit, options.subset_seed);
+    split.examples = random_subset(std::move(split.examples), options.limit, options.subset_seed, /*stream=*/0);
+  if (options.fraction < 1 && !split.examples.empty()) {
+    const auto rows = static_cast<double>(split.examples.size());
+    const int64_t kept = std::max<int64_t>(1, std::llround(options.fraction * rows));
+    split.examples = random_subset(std::move(split.examples), kept, options.subset_seed, /*stream=*/1);
+  }
   return split;
 }
 

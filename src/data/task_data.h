@@ -41,6 +41,10 @@ struct ReadOptions {
   int64_t limit = 0;
   bool random_subset = false;
   uint64_t subset_seed = 0;
+  // Then keep this share of them, in (0, 1]: round(fraction * rows), at least
+  // one, a uniform random draw from `subset_seed` (a stream of its own, so
+  // that it does not repeat the subset's draw), kept in file order.
+  double fraction = 1.0;
   // Labels must be present (train/dev): a row without one is malformed.
   bool require_labels = true;
 };

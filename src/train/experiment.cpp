@@ -230,6 +230,7 @@ ReadOptions split_read_options(const ExperimentConfig& config, const TaskConfig&
   options.limit = split_limit(task, split);
   options.random_subset = task.subset == Subset::random;
   options.subset_seed = config.seed * 31 + static_cast<uint64_t>(split);
+  if (split == Split::train) options.fraction = task.train_fraction;
   // Test files are unlabeled in the CS224N data; train and dev must be labeled.
   options.require_labels = split != Split::test;
   return options;

@@ -378,6 +378,20 @@ TEST_CASE("tags label a run: a list of words, kept in the resolved YAML", "[expe
   CHECK(mtbert::load_experiment(dir.write("config.resolved.yaml", text)).tags == c.tags);
 }
 
+TEST_CASE("train_fraction keeps a share of a task's training rows, recorded in the resolved YAML", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  const std::string m = std::string(kMinimal) + "model: {pretrained: m}\n";
+  CHECK(mtbert::load_experiment(dir.write("a.yaml", m)).tasks[0].train_fraction == 1.0);
+  const auto c = mtbert::load_experiment(dir.write("b.yaml", m), {"tasks.sst.train_fraction=0.3"});
+  CHECK(c.tasks[0].train_fraction == 0.3);
+  const auto text = mtbert::resolved_yaml(c);
+  CHECK_THAT(text, ContainsSubstring("train_fraction: 0.3"));
+  CHECK(mtbert::load_experiment(dir.write("config.resolved.yaml", text)).tasks[0].train_fraction == 0.3);
+  CHECK_THAT(error_of(dir, m, {"tasks.sst.train_fraction=0"}),
+             ContainsSubstring("tasks.sst.train_fraction: must be above 0"));
+  CHECK_THAT(error_of(dir, m, {"tasks.sst.train_fraction=1.5"}), ContainsSubstring("tasks.sst.train_fraction"));
+}
+
 TEST_CASE("overlays merge over the experiment after its extends and before overrides", "[experiment_config]") {
   mtbert::test::TempDir dir;
   dir.write("base.yaml", std::string(kMinimal) + "seed: 1\ntrain: {lr: 1.0e-5, epochs: 10}\nmodel: {pretrained: m}\n");

@@ -224,6 +224,51 @@ TEST_CASE("a random subset keeps N examples in file order, the same for the same
   CHECK(mtbert::read_task_split(sst(), path, o).examples.size() == 200);
 }
 
+// The DeBERTa report trims Quora "by 70%": a fraction of what the limit
+// leaves, drawn apart from the subset's own draw.
+TEST_CASE("a fraction keeps that share of the rows, drawn with the seed, after the limit", "[task_data]") {
+  mtbert::test::TempDir dir;
+  std::string text = "\tid\tsentence\tsentiment\n";
+  for (int i = 0; i < 200; ++i) text += std::to_string(i) + "\tid" + std::to_string(i) + "\ttext\t" + std::to_string(i % 5) + "\n";
+  const auto path = dir.write("f.csv", text);
+  ReadOptions o;
+  o.fraction = 0.3;
+  o.subset_seed = 7;
+  const TaskSplit a = mtbert::read_task_split(sst(), path, o);
+  REQUIRE(a.examples.size() == 60);
+  for (size_t i = 1; i < a.examples.size(); ++i) CHECK(a.examples[i - 1].line < a.examples[i].line);
+  CHECK(a.examples.back().line > 150);  // drawn from the whole file, not its head
+  const TaskSplit again = mtbert::read_task_split(sst(), path, o);
+  for (size_t i = 0; i < 60; ++i) CHECK(a.examples[i].id == again.examples[i].id);
+  o.subset_seed = 8;
+  int same = 0;
+  const TaskSplit other = mtbert::read_task_split(sst(), path, o);
+  for (size_t i = 0; i < 60; ++i) same += a.examples[i].id == other.examples[i].id;
+  CHECK(same < 60);
+
+  // After a random limit: 30% of the 100 it keeps, a different draw from it.
+  o.limit = 100;
+  o.random_subset = true;
+  const TaskSplit limited = mtbert::read_task_split(sst(), path, o);
+  CHECK(limited.examples.size() == 30);
+  o.fraction = 1.0;
+  const TaskSplit whole_limit = mtbert::read_task_split(sst(), path, o);
+  REQUIRE(whole_limit.examples.size() == 100);
+  std::set<std::string> in_limit;
+  for (const auto& ex : whole_limit.examples) in_limit.insert(ex.id);
+  for (const auto& ex : limited.examples) CHECK(in_limit.count(ex.id) == 1);
+
+  // Rounding keeps at least one row; 0 and values above 1 are refused.
+  o.limit = 0;
+  o.random_subset = false;
+  o.fraction = 1e-6;
+  CHECK(mtbert::read_task_split(sst(), path, o).examples.size() == 1);
+  for (const double bad : {0.0, -0.5, 1.5}) {
+    o.fraction = bad;
+    CHECK_THROWS_WITH(mtbert::read_task_split(sst(), path, o), ContainsSubstring("share of rows kept"));
+  }
+}
+
 TEST_CASE("files that cannot be read as a task split", "[task_data]") {
   mtbert::test::TempDir dir;
   CHECK_THROWS_WITH(mtbert::read_task_split(sst(), dir / "missing.csv", {}),
