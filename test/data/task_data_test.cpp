@@ -33,6 +33,14 @@ ReadOptions unlabeled() {
   return o;
 }
 
+// An SST file of `rows` rows with ids id0, id1, ... and labels cycling 0-4.
+std::filesystem::path write_sst_rows(const mtbert::test::TempDir& dir, const std::string& name, int rows) {
+  std::string text = "\tid\tsentence\tsentiment\n";
+  for (int i = 0; i < rows; ++i)
+    text += std::to_string(i) + "\tid" + std::to_string(i) + "\ttext\t" + std::to_string(i % 5) + "\n";
+  return dir.write(name, text);
+}
+
 }  // namespace
 
 TEST_CASE("a labeled single-text file", "[task_data]") {
@@ -175,9 +183,7 @@ TEST_CASE("regression labels may be fractional, binary labels written 0.0/1.0", 
 
 TEST_CASE("limit keeps the first N examples", "[task_data]") {
   mtbert::test::TempDir dir;
-  std::string text = "\tid\tsentence\tsentiment\n";
-  for (int i = 0; i < 10; ++i) text += std::to_string(i) + "\tid" + std::to_string(i) + "\ttext\t" + std::to_string(i % 5) + "\n";
-  const auto path = dir.write("l.csv", text);
+  const auto path = write_sst_rows(dir, "l.csv", 10);
   ReadOptions o;
   o.limit = 3;
   const TaskSplit split = mtbert::read_task_split(sst(), path, o);
@@ -191,9 +197,7 @@ TEST_CASE("limit keeps the first N examples", "[task_data]") {
 
 TEST_CASE("a random subset keeps N examples in file order, the same for the same seed", "[task_data]") {
   mtbert::test::TempDir dir;
-  std::string text = "\tid\tsentence\tsentiment\n";
-  for (int i = 0; i < 200; ++i) text += std::to_string(i) + "\tid" + std::to_string(i) + "\ttext\t" + std::to_string(i % 5) + "\n";
-  const auto path = dir.write("r.csv", text);
+  const auto path = write_sst_rows(dir, "r.csv", 200);
   ReadOptions o;
   o.limit = 50;
   o.random_subset = true;
@@ -228,9 +232,7 @@ TEST_CASE("a random subset keeps N examples in file order, the same for the same
 // leaves, drawn apart from the subset's own draw.
 TEST_CASE("a fraction keeps that share of the rows, drawn with the seed, after the limit", "[task_data]") {
   mtbert::test::TempDir dir;
-  std::string text = "\tid\tsentence\tsentiment\n";
-  for (int i = 0; i < 200; ++i) text += std::to_string(i) + "\tid" + std::to_string(i) + "\ttext\t" + std::to_string(i % 5) + "\n";
-  const auto path = dir.write("f.csv", text);
+  const auto path = write_sst_rows(dir, "f.csv", 200);
   ReadOptions o;
   o.fraction = 0.3;
   o.subset_seed = 7;
