@@ -99,6 +99,10 @@ StepPath step_path(const Groups& groups, const FindState& find_state) {
 }  // namespace
 
 void FusedAdamW::foreach_step() {
+  // In-place updates of leaf parameters: LibTorch 2.x refuses them under
+  // autograd (1.13's foreach kernels did not check), and the tests call this
+  // step directly.
+  torch::NoGradGuard no_grad;
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
