@@ -68,7 +68,7 @@ if command -v torchrun >/dev/null; then
     >/dev/null 2>"$dir/torchrun.log" || true
   check "torchrun --nproc_per_node 2 pretrains the same run as --nproc 2" within "$dir/two" "$dir/torchrun" 0
 else
-  echo "SKIPPED: no torchrun here"
+  skip_part "torchrun (none here)"
 fi
 
 # SIGINT to the launcher: every rank saves and stops (exit 130); --resume

@@ -71,7 +71,7 @@ if command -v torchrun >/dev/null; then
     --out "$dir/torchrun" --no-progress >/dev/null 2>"$dir/torchrun.log" || true
   check "torchrun --nproc_per_node 2 trains the same run as --nproc 2" within "$dir/two" "$dir/torchrun" 0
 else
-  echo "SKIPPED: no torchrun here"
+  skip_part "torchrun (none here)"
 fi
 
 # srun's variables, set by hand: two tasks of one step, with no OMP_NUM_THREADS.

@@ -66,11 +66,11 @@ if [[ $model_kb -lt $optimizer_kb ]]; then
     test "$before" == "$(cd "$dir/full2/checkpoints/last" && sha256sum ./*)"
   check "  ... no temporary file left" no_temporary_files "$dir/full2"
 else
-  echo "SKIPPED: no file-size limit falls between model.safetensors ($model_kb KB) and optimizer.pt here"
+  skip_part "the file-size limit case (no limit falls between model.safetensors, $model_kb KB, and optimizer.pt)"
 fi
 
 # A full tmpfs and a read-only mount, in a private mount namespace where this
-# test may make one (root here; SKIPPED elsewhere).
+# test may make one (root here; not run elsewhere, which `finish` reports).
 if unshare -m true 2>/dev/null; then
   mkdir -p "$dir/mnt"
   unshare -m bash -c "mount -t tmpfs -o size=64k tmpfs '$dir/mnt' && head -c 60000 /dev/zero >'$dir/mnt/filler';
@@ -84,7 +84,7 @@ if unshare -m true 2>/dev/null; then
   check "a read-only file system: one line with 'Read-only file system' ($status)" \
     bash -c "[[ $status -eq 2 ]] && grep -q '^mtbert: error: cannot write .*o.pt: Read-only file system' '$dir/erofs.err'"
 else
-  echo "SKIPPED: no private mount namespace here (unshare -m) for the tmpfs and read-only cases"
+  skip_part "the tmpfs and read-only cases (no private mount namespace: unshare -m)"
 fi
 
 # --- SIGKILL at random moments, checkpoint writes included: every resume ends
