@@ -1,5 +1,6 @@
 #include "dist/communicator.h"
 
+#include <mutex>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -17,6 +18,19 @@ using mtbert::DistributedError;
 using mtbert::LaunchEnv;
 
 namespace {
+
+// Ranks run as threads here, and Catch2 before 3.9 is not thread-safe: two
+// ranks asserting at once tripped v3.7's output redirection (an abort), so
+// every assertion in this file takes a lock.
+std::mutex& assertion_mutex() {
+  static std::mutex m;
+  return m;
+}
+#define MTBERT_SERIAL(...)                                            \
+  do {                                                                \
+    std::lock_guard<std::mutex> assertion_lock_(assertion_mutex());   \
+    __VA_ARGS__;                                                      \
+  } while (false)
 
 LaunchEnv rank_env(int rank, int world, int port) {
   LaunchEnv env;
@@ -49,26 +63,30 @@ TEST_CASE("collectives of two ranks over Gloo", "[dist]") {
     const double r = comm.rank();
     auto sum = torch::tensor({1.0 + r, 10.0 * r}, torch::kDouble);
     comm.all_reduce_sum(sum);
-    CHECK(sum[0].item<double>() == 3.0);
-    CHECK(sum[1].item<double>() == 10.0);
+    MTBERT_SERIAL(CHECK(sum[0].item<double>() == 3.0));
+    MTBERT_SERIAL(CHECK(sum[1].item<double>() == 10.0));
 
     auto max = torch::tensor({r, -r}, torch::kFloat);
     comm.all_reduce_max(max);
-    CHECK(max[0].item<float>() == 1.0f);
-    CHECK(max[1].item<float>() == 0.0f);
+    MTBERT_SERIAL(CHECK(max[0].item<float>() == 1.0f));
+    MTBERT_SERIAL(CHECK(max[1].item<float>() == 0.0f));
 
     auto from_one = torch::full({3}, r);
     comm.broadcast(from_one, 1);
-    CHECK(torch::equal(from_one, torch::full({3}, 1.0)));
+    MTBERT_SERIAL(CHECK(torch::equal(from_one, torch::full({3}, 1.0))));
 
     const auto gathered = comm.all_gather(torch::full({2}, static_cast<int64_t>(comm.rank()), torch::kLong));
-    REQUIRE(gathered.size() == 2);
-    CHECK(gathered[0][1].item<int64_t>() == 0);
-    CHECK(gathered[1][0].item<int64_t>() == 1);
+    MTBERT_SERIAL(REQUIRE(gathered.size() == 2));
+    MTBERT_SERIAL(CHECK(gathered[0][1].item<int64_t>() == 0));
+    MTBERT_SERIAL(CHECK(gathered[1][0].item<int64_t>() == 1));
 
     comm.barrier();
-    CHECK(comm.any(comm.rank() == 1));
-    CHECK_FALSE(comm.any(false));
+    // Collectives run outside the lock: a rank waiting in one while holding it
+    // would keep the other from joining.
+    const bool one_said_yes = comm.any(comm.rank() == 1);
+    const bool none_said_yes = !comm.any(false);
+    MTBERT_SERIAL(CHECK(one_said_yes));
+    MTBERT_SERIAL(CHECK(none_said_yes));
   });
 }
 
@@ -84,8 +102,8 @@ TEST_CASE("a rank that leaves makes the other's next collective fail with one li
       message = e.what();
     }
   }, std::chrono::seconds(10));
-  CHECK_THAT(message, Catch::Matchers::StartsWith("rank 0 of 2: all_reduce failed: another rank exited or did not answer within 10 s"));
-  CHECK(message.find('\n') == std::string::npos);
+  MTBERT_SERIAL(CHECK_THAT(message, Catch::Matchers::StartsWith("rank 0 of 2: all_reduce failed: another rank exited or did not answer within 10 s")));
+  MTBERT_SERIAL(CHECK(message.find('\n') == std::string::npos));
 }
 
 TEST_CASE("a rank that never joins: the others give up at the timeout", "[dist]") {
@@ -97,7 +115,7 @@ TEST_CASE("a rank that never joins: the others give up at the timeout", "[dist]"
     Communicator comm(rank_env(0, 2, port), options);
     FAIL("rank 0 joined a group whose rank 1 never came");
   } catch (const DistributedError& e) {
-    CHECK_THAT(e.what(), Catch::Matchers::StartsWith("rank 0 of 2: "));
+    MTBERT_SERIAL(CHECK_THAT(e.what(), Catch::Matchers::StartsWith("rank 0 of 2: ")));
   }
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  MTBERT_SERIAL(CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30)));
 }

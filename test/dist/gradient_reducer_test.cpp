@@ -1,5 +1,6 @@
 #include "dist/gradient_reducer.h"
 
+#include <mutex>
 #include <functional>
 #include <future>
 #include <vector>
@@ -14,6 +15,19 @@ using mtbert::Communicator;
 using mtbert::GradientReducer;
 
 namespace {
+
+// Ranks run as threads here, and Catch2 before 3.9 is not thread-safe: two
+// ranks asserting at once tripped v3.7's output redirection (an abort), so
+// every assertion in this file takes a lock.
+std::mutex& assertion_mutex() {
+  static std::mutex m;
+  return m;
+}
+#define MTBERT_SERIAL(...)                                            \
+  do {                                                                \
+    std::lock_guard<std::mutex> assertion_lock_(assertion_mutex());   \
+    __VA_ARGS__;                                                      \
+  } while (false)
 
 void run_ranks(int world, const std::function<void(Communicator&)>& body) {
   const int port = mtbert::free_local_port();
@@ -52,13 +66,13 @@ TEST_CASE("gradients are averaged over ranks in flat buckets, a gradient missing
     // 64 bytes: the first two parameters (40 + 24) fill a bucket, the third starts one.
     GradientReducer reducer(comm, params, 64);
     reducer.average_gradients();
-    CHECK(reducer.calls() == 3);         // the mask of gradients, then two buckets
-    CHECK(reducer.bytes() == 12 + 80);  // 3 int32 flags, 20 floats
-    CHECK(torch::allclose(params[0].grad(), torch::full({10}, 1.5)));  // (1 + 2) / 2
-    CHECK(torch::allclose(params[1].grad(), torch::full({6}, 3.0)));   // (2 + 4) / 2
-    CHECK(torch::allclose(params[2].grad(), torch::full({4}, 1.5)));   // (3 + 0) / 2
+    MTBERT_SERIAL(CHECK(reducer.calls() == 3));         // the mask of gradients, then two buckets
+    MTBERT_SERIAL(CHECK(reducer.bytes() == 12 + 80));  // 3 int32 flags, 20 floats
+    MTBERT_SERIAL(CHECK(torch::allclose(params[0].grad(), torch::full({10}, 1.5))));  // (1 + 2) / 2
+    MTBERT_SERIAL(CHECK(torch::allclose(params[1].grad(), torch::full({6}, 3.0))));   // (2 + 4) / 2
+    MTBERT_SERIAL(CHECK(torch::allclose(params[2].grad(), torch::full({4}, 1.5))));   // (3 + 0) / 2
     reducer.reset_counts();
-    CHECK(reducer.calls() == 0);
+    MTBERT_SERIAL(CHECK(reducer.calls() == 0));
   });
 }
 
@@ -67,9 +81,9 @@ TEST_CASE("a flat gradient is averaged in chunks of the bucket size", "[dist]") 
     GradientReducer reducer(comm, {}, 16);  // 4 floats a call
     auto flat = torch::arange(10, torch::kFloat) * (comm.rank() + 1);
     reducer.average_flat(flat);
-    CHECK(reducer.calls() == 3);
-    CHECK(reducer.bytes() == 40);
-    CHECK(torch::allclose(flat, torch::arange(10, torch::kFloat) * 1.5));
+    MTBERT_SERIAL(CHECK(reducer.calls() == 3));
+    MTBERT_SERIAL(CHECK(reducer.bytes() == 40));
+    MTBERT_SERIAL(CHECK(torch::allclose(flat, torch::arange(10, torch::kFloat) * 1.5)));
   });
 }
 
@@ -80,8 +94,8 @@ TEST_CASE("one parameter larger than a bucket gets a bucket of its own", "[dist]
     for (auto& p : params) p.mutable_grad() = torch::ones_like(p) * comm.rank();
     GradientReducer reducer(comm, params, 16);
     reducer.average_gradients();
-    CHECK(reducer.calls() == 1 + 3);
-    for (auto& p : params) CHECK(torch::allclose(p.grad(), torch::full_like(p, 0.5)));
+    MTBERT_SERIAL(CHECK(reducer.calls() == 1 + 3));
+    for (auto& p : params) MTBERT_SERIAL(CHECK(torch::allclose(p.grad(), torch::full_like(p, 0.5))));
   });
 }
 
@@ -91,8 +105,8 @@ TEST_CASE("a parameter no rank has a gradient for keeps none (AdamW leaves it al
     params[1].mutable_grad() = torch::full({3}, 2.0 * comm.rank());
     GradientReducer reducer(comm, params, 1 << 20);
     reducer.average_gradients();
-    CHECK_FALSE(params[0].grad().defined());
-    CHECK(torch::allclose(params[1].grad(), torch::full({3}, 1.0)));
-    CHECK(reducer.calls() == 2);
+    MTBERT_SERIAL(CHECK_FALSE(params[0].grad().defined()));
+    MTBERT_SERIAL(CHECK(torch::allclose(params[1].grad(), torch::full({3}, 1.0))));
+    MTBERT_SERIAL(CHECK(reducer.calls() == 2));
   });
 }
