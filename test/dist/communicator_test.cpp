@@ -1,6 +1,5 @@
 #include "dist/communicator.h"
 
-#include <mutex>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "support/catch.h"
+#include "support/serial_assertions.h"
 #include <torch/torch.h>
 
 #include "dist/local_launcher.h"
@@ -18,19 +18,6 @@ using mtbert::DistributedError;
 using mtbert::LaunchEnv;
 
 namespace {
-
-// Ranks run as threads here, and Catch2 before 3.9 is not thread-safe: two
-// ranks asserting at once tripped v3.7's output redirection (an abort), so
-// every assertion in this file takes a lock.
-std::mutex& assertion_mutex() {
-  static std::mutex m;
-  return m;
-}
-#define MTBERT_SERIAL(...)                                            \
-  do {                                                                \
-    std::lock_guard<std::mutex> assertion_lock_(assertion_mutex());   \
-    __VA_ARGS__;                                                      \
-  } while (false)
 
 LaunchEnv rank_env(int rank, int world, int port) {
   LaunchEnv env;

@@ -1,11 +1,11 @@
 #include "dist/gradient_reducer.h"
 
-#include <mutex>
 #include <functional>
 #include <future>
 #include <vector>
 
 #include "support/catch.h"
+#include "support/serial_assertions.h"
 #include <torch/torch.h>
 
 #include "dist/communicator.h"
@@ -15,19 +15,6 @@ using mtbert::Communicator;
 using mtbert::GradientReducer;
 
 namespace {
-
-// Ranks run as threads here, and Catch2 before 3.9 is not thread-safe: two
-// ranks asserting at once tripped v3.7's output redirection (an abort), so
-// every assertion in this file takes a lock.
-std::mutex& assertion_mutex() {
-  static std::mutex m;
-  return m;
-}
-#define MTBERT_SERIAL(...)                                            \
-  do {                                                                \
-    std::lock_guard<std::mutex> assertion_lock_(assertion_mutex());   \
-    __VA_ARGS__;                                                      \
-  } while (false)
 
 void run_ranks(int world, const std::function<void(Communicator&)>& body) {
   const int port = mtbert::free_local_port();
