@@ -15,9 +15,11 @@
 //   step     one training step (forward, backward, AdamW) of a 4-layer,
 //            256-wide encoder at N = 128 (or each --length, B = 4096 / N):
 //            BERT against DeBERTa-style, as it runs (banded position GEMMs
-//            where they pay) and with the full products always.
+//            where they pay) and with the full products always; with --p2p
+//            also DeBERTa-style with all four terms (c2p|p2c|p2p), paired
+//            against the c2p|p2c model: the step cost of the p2p term.
 //
-//   mtbert_bench_relpos [--quick] [--clamped] [--profile] [--threads T] [--only op|step] [--length N]...
+//   mtbert_bench_relpos [--quick] [--clamped] [--p2p] [--profile] [--threads T] [--only op|step] [--length N]...
 //
 // --profile adds, per model of the step case, its operators by self time
 // (LibTorch's profiler over 3 more steps).
@@ -236,8 +238,8 @@ void bench_op(bench::CountingAllocator& memory, bool quick, std::vector<int64_t>
 }
 
 // DeBERTa-v3's options; `clamped`: DeBERTa-v2's clamped distances instead of
-// log buckets (k = 512).
-ModelConfig small_encoder(bool deberta, bool clamped) {
+// log buckets (k = 512); `p2p`: the position-to-position term too.
+ModelConfig small_encoder(bool deberta, bool clamped, bool p2p = false) {
   ModelConfig c;
   c.vocab_size = 30522;
   c.hidden_size = 256;
@@ -252,6 +254,7 @@ ModelConfig small_encoder(bool deberta, bool clamped) {
     c.position_buckets = clamped ? -1 : 256;
     c.max_relative_positions = 512;
     c.pos_att_type = {"p2c", "c2p"};
+    if (p2p) c.pos_att_type.push_back("p2p");
     c.share_att_key = true;
     c.norm_rel_ebd = "layer_norm";
     c.position_biased_input = false;
@@ -261,7 +264,7 @@ ModelConfig small_encoder(bool deberta, bool clamped) {
 
 // At length N the batch holds 4,096 tokens (B = 4096 / N; 32 at N = 128).
 void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N, int rounds, bool clamped,
-                         bool profile) {
+                         bool p2p, bool profile) {
   const int64_t B = std::max<int64_t>(1, (quick ? 1024 : 4096) / N);
   struct Setup {
     std::string name;
@@ -271,11 +274,14 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N
   std::vector<Setup> setups;
   // The DeBERTa-style model twice: as it runs (banded position GEMMs where
   // they pay, relative_position.h) and with the full products always.
-  for (const auto* name : {"bert", "deberta_v3_style", "deberta_v3_style_full_products"}) {
-    const bool deberta = std::string(name) != "bert";
+  std::vector<std::string> names = {"bert", "deberta_v3_style", "deberta_v3_style_full_products"};
+  if (p2p) names.push_back("deberta_v3_style_p2p");
+  for (const auto& name : names) {
+    const bool deberta = name != "bert";
     torch::manual_seed(0);
-    Setup s{name, BertModel(small_encoder(deberta, clamped), BertModelOptions{false}), nullptr};
-    if (std::string(name) == "deberta_v3_style_full_products")
+    Setup s{name, BertModel(small_encoder(deberta, clamped, name == "deberta_v3_style_p2p"), BertModelOptions{false}),
+            nullptr};
+    if (name == "deberta_v3_style_full_products")
       s.model->encoder->set_banded_positions(false);
     s.model->initialize_weights();
     s.model->train();
@@ -298,9 +304,9 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N
   auto m = measure(memory, quick ? 3 : rounds, steps);
   // The ratio of each round's two steps, run back to back, then the median:
   // a slow spell of the shared machine hits both steps of a round alike.
-  auto paired_ratio = [&](size_t k) {
+  auto paired_ratio = [&](size_t k, size_t base) {
     std::vector<double> ratios;
-    for (size_t r = 0; r < m[k].rounds_ms.size(); ++r) ratios.push_back(m[k].rounds_ms[r] / m[0].rounds_ms[r]);
+    for (size_t r = 0; r < m[k].rounds_ms.size(); ++r) ratios.push_back(m[k].rounds_ms[r] / m[base].rounds_ms[r]);
     std::sort(ratios.begin(), ratios.end());
     return ratios[ratios.size() / 2];
   };
@@ -310,9 +316,11 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N
     fmt::print(
         "{{\"bench\": \"training_step\", \"model\": \"{}\", \"positions\": \"{}\", \"layers\": 4, \"hidden\": 256, \"heads\": 4, "
         "\"B\": {}, \"N\": {}, \"parameters\": {}, \"median_ms\": {:.2f}, \"cpu_ms\": {:.2f}, \"peak_bytes\": {}, "
-        "\"ratio_to_bert\": {:.3f}, \"cpu_ratio_to_bert\": {:.3f}, \"paired_ratio_to_bert\": {:.3f}}}\n",
+        "\"ratio_to_bert\": {:.3f}, \"cpu_ratio_to_bert\": {:.3f}, \"paired_ratio_to_bert\": {:.3f}, "
+        "\"paired_ratio_to_c2p_p2c\": {:.3f}}}\n",
         setups[k].name, clamped ? "clamped" : "log buckets", B, N, parameters, m[k].median_ms, m[k].median_cpu_ms, m[k].peak_bytes,
-        m[k].median_ms / m[0].median_ms, m[k].median_cpu_ms / m[0].median_cpu_ms, paired_ratio(k));
+        m[k].median_ms / m[0].median_ms, m[k].median_cpu_ms / m[0].median_cpu_ms, paired_ratio(k, 0),
+        paired_ratio(k, 1));
     std::fflush(stdout);
   }
   if (!profile) return;
@@ -334,19 +342,20 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, clamped = false, profile = false;
+  bool quick = false, clamped = false, p2p = false, profile = false;
   int threads = 0;
   std::string only;
   std::vector<int64_t> lengths;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--clamped") == 0) clamped = true;
+    else if (std::strcmp(argv[i], "--p2p") == 0) p2p = true;
     else if (std::strcmp(argv[i], "--profile") == 0) profile = true;
     else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (std::strcmp(argv[i], "--length") == 0 && i + 1 < argc) lengths.push_back(std::atoll(argv[++i]));
     else {
-      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--clamped] [--profile] [--threads T] [--only op|step] [--length N]...\n");
+      fmt::print(stderr, "usage: mtbert_bench_relpos [--quick] [--clamped] [--p2p] [--profile] [--threads T] [--only op|step] [--length N]...\n");
       return 2;
     }
   }
@@ -357,8 +366,8 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "op") bench_op(memory, quick, lengths);
   if (only.empty() || only == "step") {
     // The step at N = 128 by default (31 rounds); at each --length given, 11.
-    if (lengths.empty()) bench_training_step(memory, quick, 128, 31, clamped, profile);
-    for (const int64_t n : lengths) bench_training_step(memory, quick, n, 11, clamped, profile);
+    if (lengths.empty()) bench_training_step(memory, quick, 128, 31, clamped, p2p, profile);
+    for (const int64_t n : lengths) bench_training_step(memory, quick, n, 11, clamped, p2p, profile);
   }
   return 0;
 }

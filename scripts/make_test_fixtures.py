@@ -132,6 +132,16 @@ def _deberta_fixtures():
                        deberta_config(v, 16, 3, 2, 24, pos_att_type="p2c", position_buckets=6,
                                       max_relative_positions=16, position_biased_input=True),
                        seed=14, prefixed=False, weights_format="safetensors"),
+        DebertaFixture("deberta-p2p", "all four terms (\"c2p|p2c|p2p\", position-to-position included), "
+                       "separate projections, k = 4 < N (clamped), log buckets off; mtbert's own extension, "
+                       "which HF's DeBERTa does not run: the reference is the only oracle",
+                       deberta_config(v, 24, 2, 3, 30, max_relative_positions=4, share_att_key=False,
+                                      norm_rel_ebd="layer_norm", pos_att_type="c2p|p2c|p2p"),
+                       seed=16, prefixed=False, weights_format="safetensors"),
+        DebertaFixture("deberta-p2p-buckets", "p2p with c2p only, shared keys, log buckets (6, max 16)",
+                       deberta_config(v, 16, 2, 2, 24, pos_att_type=["c2p", "p2p"], position_buckets=6,
+                                      max_relative_positions=16),
+                       seed=17, prefixed=True, weights_format="safetensors"),
         DebertaFixture("deberta-emd", "deberta-v3's options plus EMD (emd_layers 2: the absolute position "
                        "table exists for it)",
                        deberta_config(v, 32, 2, 4, 37, position_buckets=8, max_relative_positions=20,

@@ -172,7 +172,9 @@ def task_labels(task, batch):
 
 
 def shape_fields(name, shape, args, length):
-    return {"model": name, **shape, "vocab": args.vocab_size, "batch": args.batch, "length": length}
+    # BERT's absolute positions: the peer has no DeBERTa (mtbert bench --positions).
+    return {"model": name, **shape, "vocab": args.vocab_size, "batch": args.batch, "length": length,
+            "positions": "absolute"}
 
 
 def profile_field(ops):

@@ -9,14 +9,16 @@
 #                                     here: any LibTorch, no GPU needed)
 #
 # Stages: unpack the Debian packages into a prefix; configure (pip's LibTorch,
-# TORCH_CUDA_ARCH_LIST, default 9.0 for an H100/H200); build everything with
+# TORCH_CUDA_ARCH_LIST, default 9.0 for an H100/H200); build mtbert and its tests with
 # all cores and -k 0, so that one call shows every compile error; the test
 # fixtures; the tests tagged [cuda] (the op against the CPU in every dtype,
 # banded and full, at B*H*N^2 > 2^31, gradcheck in double, a bad band as a
 # catchable error, the parity fixtures with TF32 off, a training step against
 # the CPU, bf16 autocast, fused against explicit attention, resume across
-# devices, FusedAdamW's foreach step); compute-sanitizer memcheck on the op's
-# tests; a short `mtbert train` and `mtbert pretrain` on CUDA.
+# devices, FusedAdamW's foreach step; the p2p term in all of them);
+# compute-sanitizer memcheck on the op's tests; a short `mtbert train` (BERT,
+# and DeBERTa with all four terms in bf16) and `mtbert pretrain` on CUDA; the
+# training step's cost with and without p2p (step_cost.jsonl).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -85,23 +87,32 @@ if [[ $configure_only -eq 1 ]]; then
   echo "configured in $((SECONDS - started)) s (--configure: nothing built)"
   exit 0
 fi
-stage build 330 cmake --build "$build" -j "$jobs" -- -k 0
+# The executable and the tests only (benchmark binaries are not run here).
+stage build 330 cmake --build "$build" -j "$jobs" --target mtbert mtbert_tests -- -k 0
 tests="$build/test/mtbert_tests"
 export MTBERT_FIXTURES="$build/fixtures" MTBERT_SOURCE_DIR="$root" OMP_WAIT_POLICY=PASSIVE
 stage fixtures 60 python3 scripts/make_test_fixtures.py --out "$build/fixtures"
+# Most telling first: a stage cut off by the call's time limit costs least there.
 stage cuda-tests 150 "$tests" "[cuda]" --durations yes
-stage attention-tests 60 "$tests" "[attention],[autocast]" --durations yes
-if command -v compute-sanitizer >/dev/null; then
-  stage memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$tests" "[relpos][cuda]~[large]"
-else
-  echo '{"stage": "memcheck", "status": "no compute-sanitizer", "seconds": 0}' >>"$report"
-fi
+# The step cost of the p2p term on the GPU: the small preset's training step at
+# N = 128 (batch 32 per task), BERT, c2p|p2c and c2p|p2c|p2p, bf16 and fp32.
+step_cost() {
+  for precision in bf16 fp32; do
+    for positions in absolute 'c2p|p2c' 'c2p|p2c|p2p'; do
+      "$build/mtbert" bench --device cuda --case train_step --preset small --length 128 --batch 32 \
+        --steps 20 --warmup 5 --precision "$precision" --positions "$positions" || return 1
+    done
+  done
+}
+stage p2p-step-cost 90 step_cost
+grep '"case"' "$out/stages.log" >"$out/step_cost.jsonl" 2>/dev/null
 tiny=(device=cuda threads=4 model.config.hidden_size=64 model.config.num_hidden_layers=2
       model.config.num_attention_heads=2 model.config.intermediate_size=128 tasks.sst.limit_train=256
       tasks.para.limit_train=256 tasks.sts.limit_train=256 train.epochs=2)
-stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
 stage train-cuda-bf16 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" precision=bf16 \
-  model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c --out "$runs/deberta" --no-progress
+  model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c\|p2p --out "$runs/deberta" --no-progress
+stage attention-tests 60 "$tests" "[attention],[autocast]" --durations yes
+stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
 cat >"$runs/pretrain.yaml" <<YAML
 extends: $root/experiments/pretrain/base.yaml
 device: cuda
@@ -113,6 +124,11 @@ corpus: {experiment: experiments/quickstart.yaml, tasks: [sst, sts], max_length:
 train: {max_steps: 40, batch_size: 16, eval_every_steps: 20, eval_segments: 64}
 YAML
 stage pretrain-cuda 90 "$build/mtbert" pretrain "$runs/pretrain.yaml" --out "$runs/pretrain" --no-progress
+if command -v compute-sanitizer >/dev/null; then
+  stage memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$tests" "[relpos][cuda]~[large]"
+else
+  echo '{"stage": "memcheck", "status": "no compute-sanitizer", "seconds": 0}' >>"$report"
+fi
 for run in train deberta pretrain; do
   [[ -f "$runs/$run/summary.json" ]] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s.get('status'), json.dumps(s.get('best', {}).get('dev', {}))[:300])" "$runs/$run/summary.json" "$run" >>"$out/stages.log"
 done

@@ -154,10 +154,10 @@ def _deberta_check_config(config):
         raise UserError(f"config.json: type_vocab_size must be an integer >= 0, got {type_vocab!r}")
     value = config.get("pos_att_type")
     if value is not None and not isinstance(value, (str, list)):
-        raise UserError(f"config.json: pos_att_type must be a list or a \"c2p|p2c\" string, got {value!r}")
+        raise UserError(f"config.json: pos_att_type must be a list or a \"c2p|p2c|p2p\" string, got {value!r}")
     for term in deberta_pos_att_type(config):
-        if term not in ("c2p", "p2c"):
-            raise UserError(f"config.json: pos_att_type {term!r} is not supported ('c2p' and/or 'p2c')")
+        if term not in ("c2p", "p2c", "p2p"):
+            raise UserError(f"config.json: pos_att_type {term!r} is not supported ('c2p', 'p2c', 'p2p')")
     norms = [x.strip().lower() for x in str(config.get("norm_rel_ebd", "none")).split("|")]
     if any(x not in ("none", "layer_norm", "") for x in norms):
         raise UserError(f"config.json: norm_rel_ebd {config['norm_rel_ebd']!r} is not supported "
@@ -188,9 +188,11 @@ def _deberta_tensor_shapes(config):
         layer = f"encoder.layer.{i}."
         for projection in ("query", "key", "value"):
             shapes.update(_linear(f"{layer}attention.self.{projection}", hidden, hidden))
-        if separate_position_projections and "c2p" in terms:
+        # p2p (position-to-position) uses both position projections, as
+        # microsoft/DeBERTa builds them.
+        if separate_position_projections and ("c2p" in terms or "p2p" in terms):
             shapes.update(_linear(f"{layer}attention.self.pos_key_proj", hidden, hidden))
-        if separate_position_projections and "p2c" in terms:
+        if separate_position_projections and ("p2c" in terms or "p2p" in terms):
             shapes.update(_linear(f"{layer}attention.self.pos_query_proj", hidden, hidden))
         shapes.update(_linear(f"{layer}attention.output.dense", hidden, hidden))
         shapes.update(_layer_norm(f"{layer}attention.output.LayerNorm", hidden))

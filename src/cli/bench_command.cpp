@@ -92,7 +92,28 @@ struct BenchArgs {
   std::string data;
   bool paced = false;
   bool profile = false;
+  // "absolute": BERT. Otherwise DeBERTa's position terms ("c2p|p2c",
+  // "c2p|p2c|p2p", ...) on a DeBERTa-v3-style encoder.
+  std::string positions = "absolute";
 };
+
+// The --positions terms, in order, or empty for "absolute".
+std::vector<std::string> position_terms(const std::string& positions) {
+  if (positions == "absolute") return {};
+  std::vector<std::string> terms;
+  size_t start = 0;
+  while (true) {
+    const size_t bar = positions.find('|', start);
+    terms.push_back(positions.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    const std::string& term = terms.back();
+    if (term != "c2p" && term != "p2c" && term != "p2p")
+      throw UserError(fmt::format("--positions \"{}\": \"{}\" is not a position term (absolute, or c2p, p2c "
+                                  "and p2p joined by |)",
+                                  positions, term));
+    if (bar == std::string::npos) return terms;
+    start = bar + 1;
+  }
+}
 
 struct Context {
   const BenchArgs& args;
@@ -124,6 +145,19 @@ ModelConfig model_config(const Shape& s, const BenchArgs& a) {
   c.hidden_size = s.hidden;
   c.num_attention_heads = s.heads;
   c.intermediate_size = s.intermediate;
+  const auto terms = position_terms(a.positions);
+  if (!terms.empty()) {
+    // DeBERTa-v3's options, as bench/relpos_bench.cpp's step (token types kept:
+    // the pair batches carry them).
+    c.model_type = "deberta-v2";
+    c.relative_attention = true;
+    c.position_buckets = 256;
+    c.max_relative_positions = 512;
+    c.pos_att_type = terms;
+    c.share_att_key = true;
+    c.norm_rel_ebd = "layer_norm";
+    c.position_biased_input = false;
+  }
   return c;
 }
 
@@ -210,7 +244,7 @@ json timing_fields(const Context& ctx, const Times& times, double examples, doub
 json shape_fields(const Shape& s, const BenchArgs& a, int64_t length) {
   return {{"model", s.name},         {"layers", s.layers}, {"hidden", s.hidden},
           {"heads", s.heads},        {"intermediate", s.intermediate}, {"vocab", a.vocab_size},
-          {"batch", a.batch},        {"length", length}};
+          {"batch", a.batch},        {"length", length},                {"positions", a.positions}};
 }
 
 // Random ids (no special or padding ids: those are below 1000 in BERT's
@@ -365,6 +399,7 @@ void check_args(const BenchArgs& a) {
   const size_t lines = (a.cases.size() - model_cases) + model_cases * shapes(a).size() * a.lengths.size();
   if (a.paced && lines != 1)
     throw UserError(fmt::format("--paced needs exactly one case, model and length ({} lines requested)", lines));
+  position_terms(a.positions);
   for (const auto& s : shapes(a)) {
     if (s.hidden % s.heads != 0)
       throw UserError(fmt::format("--hidden {} is not a multiple of --heads {}", s.hidden, s.heads));
@@ -460,6 +495,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "Folder with ids-sst-train.csv and bert-base-uncased/vocab.txt (default: $MTBERT_DATA or "
                   "../shared/data)");
+  cmd->add_option("--positions", args->positions,
+                  "absolute (BERT), or DeBERTa-v3-style position terms joined by | (c2p|p2c, c2p|p2c|p2p, ...)")
+      ->capture_default_str();
   cmd->add_flag("--paced", args->paced,
                 "Before each repetition wait for a line on stdin, after it print its time (one case, model and length)");
   cmd->add_flag("--profile", args->profile,

@@ -13,16 +13,20 @@ DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& 
       head_dim_(c.head_dim()),
       c2p_(c.has_c2p()),
       p2c_(c.has_p2c()),
+      p2p_(c.has_p2p()),
       relative_(c.relative_attention),
       share_att_key_(c.share_att_key) {
   // HF counts the terms pos_att_type names, with or without relative_attention.
-  inv_scale_ = 1.0 / std::sqrt(static_cast<double>(head_dim_ * (1 + int(c2p_) + int(p2c_))));
+  inv_scale_ = 1.0 / std::sqrt(static_cast<double>(head_dim_ * (1 + int(c2p_) + int(p2c_) + int(p2p_))));
   query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
   key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
   value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
   if (relative_ && !share_att_key_) {
-    if (c2p_) pos_key_proj = register_module("pos_key_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
-    if (p2c_) pos_query_proj = register_module("pos_query_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
+    // p2p needs both: the relative queries and the relative keys.
+    if (c2p_ || p2p_)
+      pos_key_proj = register_module("pos_key_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
+    if (p2c_ || p2p_)
+      pos_query_proj = register_module("pos_query_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
   }
   dropout = register_module("dropout", Dropout(c.attention_probs_dropout_prob));
   pos_dropout = register_module("pos_dropout", Dropout(c.hidden_dropout_prob));
@@ -59,6 +63,19 @@ torch::Tensor DisentangledSelfAttentionImpl::banded_product(const torch::Tensor&
   return torch::bmm(x, windows).view({heads_, tiles, batch, tile, width}).permute({2, 0, 1, 3, 4});
 }
 
+// p2p for the 2N - 1 distances, [heads, 2N - 1]: entry i - j + N - 1 is
+// Qr_row(j,i) . Kr_row(i,j), the paper's P_i|j P_j|i^T (eq. 2) with the rows of
+// eq. 4 (Kr at delta(i, j), Qr at delta(j, i)). `index` maps distance i - j
+// to row(i, j), so its reverse maps it to row(j, i).
+torch::Tensor DisentangledSelfAttentionImpl::distance_product(const torch::Tensor& rel_queries,
+                                                              const torch::Tensor& rel_keys,
+                                                              const torch::Tensor& index) const {
+  const int64_t distances = index.size(0);
+  auto keys = rel_keys.index_select(0, index).view({distances, heads_, head_dim_});
+  auto queries = rel_queries.index_select(0, index.flip(0)).view({distances, heads_, head_dim_});
+  return (queries * keys).sum(-1).t();
+}
+
 torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                                      const torch::Tensor& query_states) {
   const int64_t batch = hidden.size(0), len = hidden.size(1);
@@ -72,26 +89,27 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
   auto content = torch::matmul(q, k.transpose(-1, -2));
 
   torch::Tensor scores;
-  if (relative_ && (c2p_ || p2c_)) {
+  if (relative_ && (c2p_ || p2c_ || p2p_)) {
     TORCH_CHECK(ctx.relative_embeddings.defined() && ctx.relative_index.defined(),
                 "disentangled attention needs the relative positions in its EncoderContext "
                 "(BertEncoder::add_relative_positions)");
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
-    auto rel_keys = [&] { return share_att_key_ ? key(rel) : pos_key_proj(rel); };
-    auto rel_queries = [&] { return (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_; };
+    torch::Tensor rel_keys, rel_queries;  // [S, H]
+    if (c2p_ || p2p_) rel_keys = share_att_key_ ? key(rel) : pos_key_proj(rel);
+    if (p2c_ || p2p_) rel_queries = (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_;
     const RelativeBand& band = ctx.relative_band;
     const bool banded = band.tile_rows > 0;  // else the band's first-row lists are empty
-    c10::optional<torch::Tensor> c2p, p2c;
+    c10::optional<torch::Tensor> c2p, p2c, p2p;
     if (c2p_)
-      c2p = banded ? banded_product(q_tokens, rel_keys(), band.c2p_rows, band) : full_product(q_tokens, rel_keys());
+      c2p = banded ? banded_product(q_tokens, rel_keys, band.c2p_rows, band) : full_product(q_tokens, rel_keys);
     if (p2c_)
-      p2c = banded ? banded_product(k_tokens, rel_queries(), band.p2c_rows, band)
-                   : full_product(k_tokens, rel_queries());
+      p2c = banded ? banded_product(k_tokens, rel_queries, band.p2c_rows, band) : full_product(k_tokens, rel_queries);
+    if (p2p_) p2p = distance_product(rel_queries, rel_keys, ctx.relative_index);
     scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_index, 1.0,
                                       ctx.attention_bias.defined() ? c10::optional<torch::Tensor>(ctx.attention_bias)
                                                                    : c10::nullopt,
                                       c2p_ ? at::IntArrayRef(band.c2p_first) : at::IntArrayRef(),
-                                      p2c_ ? at::IntArrayRef(band.p2c_first) : at::IntArrayRef());
+                                      p2c_ ? at::IntArrayRef(band.p2c_first) : at::IntArrayRef(), p2p);
   } else {
     scores = ctx.attention_bias.defined() ? content + ctx.attention_bias : content;
   }

@@ -2,15 +2,19 @@
 // DeBERTa's disentangled self-attention (HF DebertaV2's DisentangledSelfAttention,
 // microsoft/DeBERTa's semantics):
 //
-//   A[i,j] = ( Qc_i . Kc_j  +  Qc_i . Kr_row(i,j)  +  Kc_j . Qr_row(i,j) ) / sqrt(d * (1 + terms))
-//             content-to-content   c2p               p2c
+//   A[i,j] = ( Qc_i . Kc_j  +  Qc_i . Kr_row(i,j)  +  Kc_j . Qr_row(i,j)  +  Qr_row(j,i) . Kr_row(i,j) )
+//             content-to-content   c2p               p2c                  p2p (optional)
+//            / sqrt(d * (1 + terms))
 //
 // with Qc, Kc the content projections, Kr, Qr the relative embeddings (shared
 // by all layers, EncoderContext::relative_embeddings) projected by the content
 // key/query projections (share_att_key) or by pos_key_proj / pos_query_proj,
 // and row(i, j) from relative_position.h. The published code indexes both
 // position terms by the row of i - j (the paper's text writes delta(j, i) for
-// p2c; checkpoints follow the code, and so does this module).
+// p2c; checkpoints follow the code, and so does this module). p2p, the
+// paper's fourth term (eq. 2, P_i|j . P_j|i, dropped there and absent from HF),
+// follows the paper's rows, since no published checkpoint uses it: the query
+// of row(j, i) against the key of row(i, j). It depends on i - j only.
 //
 // Parameter names: BERT's query/key/value (HF DeBERTa's query_proj/key_proj/
 // value_proj are renamed by the converter), so that a BERT checkpoint loads
@@ -34,7 +38,8 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
                         const torch::Tensor& query_states = {}) override;
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
-  // Only without share_att_key, and only for the terms pos_att_type names.
+  // Only without share_att_key, and only for the terms pos_att_type names
+  // (c2p and p2p use pos_key_proj, p2c and p2p pos_query_proj).
   torch::nn::Linear pos_key_proj{nullptr}, pos_query_proj{nullptr};
   Dropout dropout{nullptr};
   // On the relative embeddings, per layer (HF's pos_dropout, hidden_dropout_prob).
@@ -46,10 +51,13 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
   torch::Tensor full_product(const torch::Tensor& tokens, const torch::Tensor& rel) const;
   torch::Tensor banded_product(const torch::Tensor& tokens, const torch::Tensor& rel, const torch::Tensor& window_rows,
                                const RelativeBand& band) const;
+  // The p2p term per head and distance, [heads, 2N - 1].
+  torch::Tensor distance_product(const torch::Tensor& rel_queries, const torch::Tensor& rel_keys,
+                                 const torch::Tensor& index) const;
 
   int64_t heads_;
   int64_t head_dim_;
-  bool c2p_, p2c_, relative_, share_att_key_;
+  bool c2p_, p2c_, p2p_, relative_, share_att_key_;
   // 1 / sqrt(d * (1 + terms)). Queries are scaled before the products, as
   // microsoft/DeBERTa does, so half-precision GEMMs do not overflow.
   double inv_scale_;

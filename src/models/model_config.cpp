@@ -67,7 +67,7 @@ std::vector<std::string> read_pos_att_type(const nlohmann::json& json, const std
       parts.push_back(item.get<std::string>());
     }
   } else {
-    throw UserError(fmt::format("{}: key \"pos_att_type\" must be a list or a \"c2p|p2c\" string, got {}", where,
+    throw UserError(fmt::format("{}: key \"pos_att_type\" must be a list or a \"c2p|p2c|p2p\" string, got {}", where,
                                 it->dump()));
   }
   std::vector<std::string> result;
@@ -136,6 +136,10 @@ bool ModelConfig::has_c2p() const {
 
 bool ModelConfig::has_p2c() const {
   return std::find(pos_att_type.begin(), pos_att_type.end(), "p2c") != pos_att_type.end();
+}
+
+bool ModelConfig::has_p2p() const {
+  return std::find(pos_att_type.begin(), pos_att_type.end(), "p2p") != pos_att_type.end();
 }
 
 int64_t ModelConfig::relative_span() const {
@@ -211,8 +215,8 @@ void ModelConfig::validate(const std::string& where) const {
           fmt::format("pad_token_id {} is outside the vocabulary of {}", pad_token_id, vocab_size));
 
   for (const auto& term : pos_att_type)
-    require(term == "c2p" || term == "p2c",
-            fmt::format("pos_att_type \"{}\" is not supported (\"c2p\" and/or \"p2c\")", term));
+    require(term == "c2p" || term == "p2c" || term == "p2p",
+            fmt::format("pos_att_type \"{}\" is not supported (\"c2p\", \"p2c\", \"p2p\")", term));
   require(norm_rel_ebd == "none" || norm_rel_ebd == "layer_norm",
           fmt::format("norm_rel_ebd \"{}\" is not supported (\"none\" or \"layer_norm\")", norm_rel_ebd));
   if (position_buckets > 0) {

@@ -46,8 +46,10 @@ struct ModelConfig {
   // > 0: log-bucketed relative positions (DeBERTa-v2/v3) with this many
   // buckets per direction, which then is k. <= 0: plain clamped distances.
   int64_t position_buckets = -1;
-  // Which position terms: "c2p" and/or "p2c" (config.json: a list, or a
-  // "p2c|c2p" string). They also set the score scale sqrt(d * (1 + count)).
+  // Which position terms: any of "c2p", "p2c" and "p2p" (config.json: a list,
+  // or a "p2c|c2p" string). They also set the score scale sqrt(d * (1 +
+  // count)). "p2p", position-to-position, is the fourth term of the DeBERTa
+  // paper's eq. 2, which the paper drops and HF does not implement.
   std::vector<std::string> pos_att_type;
   // Position keys/queries from the content key/query projections (true) or
   // from separate pos_key_proj / pos_query_proj (false).
@@ -72,6 +74,7 @@ struct ModelConfig {
   int64_t embedding_width() const { return embedding_size < 1 ? hidden_size : embedding_size; }
   bool has_c2p() const;
   bool has_p2c() const;
+  bool has_p2p() const;
   // Disentangled attention module (any DeBERTa score term or its scale) rather
   // than BERT's self-attention.
   bool disentangled() const { return relative_attention || !pos_att_type.empty(); }

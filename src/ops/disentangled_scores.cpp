@@ -24,25 +24,26 @@ namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
 using ForwardSignature = at::Tensor(const at::Tensor&, const OptTensor&, const OptTensor&, const at::Tensor&, double,
-                                    const OptTensor&, at::IntArrayRef, at::IntArrayRef);
+                                    const OptTensor&, at::IntArrayRef, at::IntArrayRef, const OptTensor&);
 using BackwardSignature = void(const at::Tensor&, const at::Tensor&, double, const OptTensor&, at::IntArrayRef,
-                               const OptTensor&, at::IntArrayRef);
+                               const OptTensor&, at::IntArrayRef, const OptTensor&);
 
 at::Tensor dispatch_forward(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                             const at::Tensor& rel_index, double scale, const OptTensor& bias,
-                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first, const OptTensor& p2p) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("mtbert::disentangled_scores", "")
                              .typed<ForwardSignature>();
-  return op.call(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
+  return op.call(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first, p2p);
 }
 
 void dispatch_backward(const at::Tensor& grad, const at::Tensor& rel_index, double scale, const OptTensor& grad_c2p,
-                       at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first) {
+                       at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first,
+                       const OptTensor& grad_p2p) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("mtbert::disentangled_scores_backward", "")
                              .typed<BackwardSignature>();
-  op.call(grad, rel_index, scale, grad_c2p, c2p_first, grad_p2c, p2c_first);
+  op.call(grad, rel_index, scale, grad_c2p, c2p_first, grad_p2c, p2c_first, grad_p2p);
 }
 
 // What backward needs of a position term: whether it was given, and the
@@ -70,8 +71,8 @@ class DisentangledScoresFunction : public torch::autograd::Function<Disentangled
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& content, const OptTensor& c2p,
                             const OptTensor& p2c, const at::Tensor& rel_index, double scale, const OptTensor& bias,
-                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
-    detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first, const OptTensor& p2p) {
+    detail::check_forward_args(content, c2p, p2c, rel_index, bias, p2p);
     ctx->save_for_backward({rel_index});
     ctx->saved_data["scale"] = scale;
     // needs_input_grad counts the tensor arguments actually given: absent
@@ -82,8 +83,11 @@ class DisentangledScoresFunction : public torch::autograd::Function<Disentangled
     ++edge;  // rel_index
     ctx->saved_data["bias_edge"] = detail::present(bias) ? edge : int64_t{-1};
     ctx->saved_data["bias_sizes"] = detail::present(bias) ? bias->sizes().vec() : std::vector<int64_t>{};
+    if (detail::present(bias)) ++edge;
+    ctx->saved_data["p2p_edge"] = detail::present(p2p) ? edge : int64_t{-1};
+    ctx->saved_data["p2p_sizes"] = detail::present(p2p) ? p2p->sizes().vec() : std::vector<int64_t>{};
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return dispatch_forward(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
+    return dispatch_forward(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first, p2p);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -104,19 +108,22 @@ class DisentangledScoresFunction : public torch::autograd::Function<Disentangled
       return term.defined() ? ctx->saved_data[name + "_first"].toIntVector() : std::vector<int64_t>{};
     };
     at::Tensor grad_c2p = allocate("c2p"), grad_p2c = allocate("p2c");
-    if (grad_c2p.defined() || grad_p2c.defined())
+    // p2p's gradient is [H, 2N - 1]: small, so always contiguous.
+    at::Tensor grad_p2p;
+    if (wanted("p2p")) grad_p2p = at::empty(ctx->saved_data["p2p_sizes"].toIntVector(), grad.options());
+    if (grad_c2p.defined() || grad_p2c.defined() || grad_p2p.defined())
       dispatch_backward(grad, rel_index, ctx->saved_data["scale"].toDouble(), grad_c2p, first("c2p", grad_c2p),
-                        grad_p2c, first("p2c", grad_p2c));
+                        grad_p2c, first("p2c", grad_p2c), grad_p2p);
     at::Tensor grad_bias;
     if (wanted("bias")) grad_bias = at::sum_to(grad, ctx->saved_data["bias_sizes"].toIntVector());
-    return {grad, grad_c2p, grad_p2c, at::Tensor(), at::Tensor(), grad_bias, at::Tensor(), at::Tensor()};
+    return {grad, grad_c2p, grad_p2c, at::Tensor(), at::Tensor(), grad_bias, at::Tensor(), at::Tensor(), grad_p2p};
   }
 };
 
 at::Tensor autograd_forward(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                             const at::Tensor& rel_index, double scale, const OptTensor& bias,
-                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
-  return DisentangledScoresFunction::apply(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first, const OptTensor& p2p) {
+  return DisentangledScoresFunction::apply(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first, p2p);
 }
 
 // Under autocast (CPU or CUDA) content comes from a matrix product that
@@ -127,7 +134,7 @@ at::Tensor autograd_forward(const at::Tensor& content, const OptTensor& c2p, con
 // dtype's lowest value (as the op's contract says), not -inf.
 at::Tensor autocast_forward(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                             const at::Tensor& rel_index, double scale, const OptTensor& bias,
-                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
+                            at::IntArrayRef c2p_first, at::IntArrayRef p2c_first, const OptTensor& p2p) {
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   const at::ScalarType dtype = content.scalar_type();
   auto in_dtype = [&](const OptTensor& t) -> OptTensor {
@@ -144,15 +151,15 @@ at::Tensor autocast_forward(const at::Tensor& content, const OptTensor& c2p, con
     saturated_bias = bias->clamp(lowest, highest).to(dtype);
   }
   return dispatch_forward(content, in_dtype(c2p), in_dtype(p2c), rel_index, scale, saturated_bias, c2p_first,
-                          p2c_first);
+                          p2c_first, in_dtype(p2p));
 }
 
 }  // namespace
 
 at::Tensor disentangled_scores(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                                const at::Tensor& rel_index, double scale, const OptTensor& bias,
-                               at::IntArrayRef c2p_first, at::IntArrayRef p2c_first) {
-  return dispatch_forward(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first);
+                               at::IntArrayRef c2p_first, at::IntArrayRef p2c_first, const OptTensor& p2p) {
+  return dispatch_forward(content, c2p, p2c, rel_index, scale, bias, c2p_first, p2c_first, p2p);
 }
 
 }  // namespace mtbert::ops
@@ -160,12 +167,12 @@ at::Tensor disentangled_scores(const at::Tensor& content, const OptTensor& c2p, 
 TORCH_LIBRARY(mtbert, m) {
   m.def(
       "disentangled_scores(Tensor content, Tensor? c2p, Tensor? p2c, Tensor rel_index, float scale, "
-      "Tensor? bias=None, int[] c2p_first=[], int[] p2c_first=[]) -> Tensor");
-  // Writes the gradients of c2p and p2c into the tensors given (in the
+      "Tensor? bias=None, int[] c2p_first=[], int[] p2c_first=[], Tensor? p2p=None) -> Tensor");
+  // Writes the gradients of c2p, p2c and p2p into the tensors given (in the
   // terms' layouts; absent where not wanted).
   m.def(
       "disentangled_scores_backward(Tensor grad, Tensor rel_index, float scale, Tensor(a!)? grad_c2p, "
-      "int[] c2p_first, Tensor(b!)? grad_p2c, int[] p2c_first) -> ()");
+      "int[] c2p_first, Tensor(b!)? grad_p2c, int[] p2c_first, Tensor(c!)? grad_p2p=None) -> ()");
 }
 
 TORCH_LIBRARY_IMPL(mtbert, Autograd, m) { m.impl("disentangled_scores", &mtbert::ops::autograd_forward); }

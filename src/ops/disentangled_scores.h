@@ -2,7 +2,7 @@
 // The relative-position op of disentangled attention, `mtbert::disentangled_scores`:
 //
 //   out[b,h,i,j] = content[b,h,i,j]
-//                + scale * (c2p[b,h,i,r(i,j)] + p2c[b,h,j,r(i,j)])
+//                + scale * (c2p[b,h,i,r(i,j)] + p2c[b,h,j,r(i,j)] + p2p[h,i - j + N - 1])
 //                + bias[b,h,i,j]                      (bias broadcast, optional)
 //   r(i,j)       = rel_index[i - j + N - 1]
 //
@@ -10,8 +10,15 @@
 // p2c = Kc Qr^T [B,H,N,S] the two position GEMMs over the S relative
 // embedding rows in use, and rel_index [2N-1] (int64, values in [0, S)) maps
 // a distance i - j onto its row: one table per sequence length, since DeBERTa's
-// relative positions (clamped or log-bucketed) depend on i - j only. Either
-// position term may be absent (pos_att_type). The two gathered [B,H,N,N]
+// relative positions (clamped or log-bucketed) depend on i - j only. Any
+// position term may be absent (pos_att_type).
+//
+// p2p [H, 2N - 1], the position-to-position term, is one value per head and
+// distance: Qr_row(j,i) . Kr_row(i,j) involves no token, so it depends on
+// i - j only and the caller computes it for the 2N - 1 distances (the
+// [S, S] product Qr Kr^T is never formed). It needs neither rel_index nor a
+// band, and combines with full and banded c2p/p2c alike; its gradient is
+// summed over the batch and the scores of each distance, in a fixed order. The two gathered [B,H,N,N]
 // tensors of the public implementations are never materialised: one pass reads
 // both GEMM results and writes the scores. The backward pass sums each score's
 // gradient into the [B,H,N,S] gradients of c2p and p2c in a fixed order
@@ -47,6 +54,7 @@ namespace mtbert::ops {
 at::Tensor disentangled_scores(const at::Tensor& content, const c10::optional<at::Tensor>& c2p,
                                const c10::optional<at::Tensor>& p2c, const at::Tensor& rel_index, double scale,
                                const c10::optional<at::Tensor>& bias = c10::nullopt,
-                               at::IntArrayRef c2p_first = {}, at::IntArrayRef p2c_first = {});
+                               at::IntArrayRef c2p_first = {}, at::IntArrayRef p2c_first = {},
+                               const c10::optional<at::Tensor>& p2p = c10::nullopt);
 
 }  // namespace mtbert::ops

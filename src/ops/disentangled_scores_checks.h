@@ -80,16 +80,32 @@ inline TermLayout term_layout(const c10::optional<at::Tensor>& term, at::IntArra
   return l;
 }
 
+// The position-to-position term: one value per head and distance, p2p[h,
+// i - j + N - 1]; an absent term reads a single zero through zero strides.
+struct DistanceLayout {
+  bool present = false;
+  int64_t head_stride = 0, distance_stride = 0;
+};
+
+inline DistanceLayout distance_layout(const c10::optional<at::Tensor>& p2p, const char* what, int64_t heads,
+                                      int64_t length) {
+  if (!present(p2p)) return {};
+  TORCH_CHECK(p2p->dim() == 2 && p2p->size(0) == heads && p2p->size(1) == std::max<int64_t>(2 * length - 1, 0),
+              "disentangled_scores: ", what, " must be [H, 2N - 1] = [", heads, ", ", 2 * length - 1, "], got ",
+              p2p->sizes());
+  return {true, p2p->stride(0), p2p->stride(1)};
+}
+
 inline ScoreShape check_forward_args(const at::Tensor& content, const c10::optional<at::Tensor>& c2p,
                                      const c10::optional<at::Tensor>& p2c, const at::Tensor& rel_index,
-                                     const c10::optional<at::Tensor>& bias) {
+                                     const c10::optional<at::Tensor>& bias, const c10::optional<at::Tensor>& p2p) {
   TORCH_CHECK(content.dim() == 4 && content.size(2) == content.size(3),
               "disentangled_scores: content must be [B, H, N, N], got ", content.sizes());
   ScoreShape s{content.size(0), content.size(1), content.size(2), 0};
-  for (const auto* term : {&c2p, &p2c}) {
+  for (const auto* term : {&c2p, &p2c, &p2p}) {
     if (!present(*term)) continue;
     TORCH_CHECK((*term)->scalar_type() == content.scalar_type() && (*term)->device() == content.device(),
-                "disentangled_scores: c2p/p2c must have content's dtype and device");
+                "disentangled_scores: c2p/p2c/p2p must have content's dtype and device");
   }
   TORCH_CHECK(rel_index.dim() == 1 && rel_index.size(0) == std::max<int64_t>(2 * s.length - 1, 0),
               "disentangled_scores: rel_index must be [2N - 1] = [", 2 * s.length - 1, "], got ", rel_index.sizes());

@@ -60,9 +60,10 @@ const scalar_t* term_data(const OptTensor& t, const at::Tensor& zero) {
 
 at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                        const at::Tensor& rel_index, double scale, const OptTensor& bias, at::IntArrayRef c2p_first,
-                       at::IntArrayRef p2c_first) {
-  detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+                       at::IntArrayRef p2c_first, const OptTensor& p2p) {
+  detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias, p2p);
   const auto [cl, pl] = detail::term_layouts(s, c2p, c2p_first, p2c, p2c_first);
+  const detail::DistanceLayout dl = detail::distance_layout(p2p, "p2p", s.heads, s.length);
   const int64_t B = s.batch, H = s.heads, N = s.length;
   at::Tensor out = at::empty({B, H, N, N}, content.options());
   if (out.numel() == 0) return out;
@@ -77,6 +78,7 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
     const scalar_t* c_ptr = cc.tensor.data_ptr<scalar_t>();
     const scalar_t* cp_ptr = term_data<scalar_t>(c2p, zero);
     const scalar_t* pc_ptr = term_data<scalar_t>(p2c, zero);
+    const scalar_t* pp_ptr = term_data<scalar_t>(p2p, zero);
     const scalar_t* b_ptr = bb.tensor.data_ptr<scalar_t>();
     scalar_t* o_ptr = out.data_ptr<scalar_t>();
     const acc sc = static_cast<acc>(scale);
@@ -97,10 +99,12 @@ at::Tensor forward_cpu(const at::Tensor& content, const OptTensor& c2p, const Op
         for (int64_t j = 0; j < N; ++j) {
           const scalar_t* pc_j = pc_bh + pl.row_base[j];
           const int64_t* rel_j = rel_ptr - j + N - 1;  // rel_j[i] is the row of distance i - j
+          const scalar_t* pp_j = pp_ptr + h * dl.head_stride + (N - 1 - j) * dl.distance_stride;
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t r = rel_j[i];
             const acc position = static_cast<acc>(cp_bh[cl.row_base[i] + r * cl.column_stride]) +
-                                 static_cast<acc>(pc_j[r * pl.column_stride]);
+                                 static_cast<acc>(pc_j[r * pl.column_stride]) +
+                                 static_cast<acc>(pp_j[i * dl.distance_stride]);
             o_bh[i * N + j] = saturate<scalar_t>(static_cast<acc>(c_bh[i * cc.s2 + j * cc.s3]) + sc * position +
                                                  static_cast<acc>(b_bh[i * bb.s2 + j * bb.s3]));
           }
@@ -163,8 +167,36 @@ void scatter_term(const at::Tensor& g, const int64_t* table, const detail::TermL
   });
 }
 
+// The gradient of p2p [H, 2N - 1]: out[h, i - j + N - 1] = scale * the sum of
+// g[b,h,i,j] over the batch and the scores of that distance, summed row by
+// row in a fixed order (one task per head: deterministic).
+void scatter_distances(const at::Tensor& g, const detail::DistanceLayout& l, double scale, const at::Tensor& out) {
+  const int64_t B = g.size(0), H = g.size(1), N = g.size(2);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "disentangled_scores_p2p_cpu", [&] {
+    using acc = acc_t<scalar_t>;
+    const scalar_t* g_ptr = g.data_ptr<scalar_t>();
+    scalar_t* o_ptr = out.data_ptr<scalar_t>();
+    at::parallel_for(0, H, 1, [&](int64_t begin, int64_t end) {
+      std::vector<acc> sum(2 * N - 1);
+      for (int64_t h = begin; h < end; ++h) {
+        std::fill(sum.begin(), sum.end(), acc(0));
+        for (int64_t b = 0; b < B; ++b) {
+          for (int64_t i = 0; i < N; ++i) {
+            const scalar_t* g_row = g_ptr + ((b * H + h) * N + i) * N;
+            acc* sum_i = sum.data() + i + N - 1;  // sum_i[-j] is distance i - j
+            for (int64_t j = 0; j < N; ++j) sum_i[-j] += static_cast<acc>(g_row[j]);
+          }
+        }
+        for (int64_t k = 0; k < 2 * N - 1; ++k)
+          o_ptr[h * l.head_stride + k * l.distance_stride] = static_cast<scalar_t>(static_cast<acc>(scale) * sum[k]);
+      }
+    });
+  });
+}
+
 void backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, double scale, const OptTensor& grad_c2p,
-                  at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first) {
+                  at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first,
+                  const OptTensor& grad_p2p) {
   TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
               "disentangled_scores_backward: grad must be [B, H, N, N], got ", grad_in.sizes());
   detail::ScoreShape s{grad_in.size(0), grad_in.size(1), grad_in.size(2), 0};
@@ -172,11 +204,13 @@ void backward_cpu(const at::Tensor& grad_in, const at::Tensor& rel_index, double
                   rel_index.scalar_type() == at::kLong,
               "disentangled_scores_backward: rel_index must be int64 [2N - 1]");
   const auto [cl, pl] = detail::term_layouts(s, grad_c2p, c2p_first, grad_p2c, p2c_first);
+  const detail::DistanceLayout dl = detail::distance_layout(grad_p2p, "grad_p2p", s.heads, s.length);
   const at::Tensor grad = grad_in.contiguous();
   const at::Tensor rel = rel_index.contiguous();
   if (s.length > 0) detail::check_windows(rel.data_ptr<int64_t>(), s.length, cl, pl);
   if (cl.present && grad_c2p->numel() > 0) scatter_term<true>(grad, rel.data_ptr<int64_t>(), cl, scale, *grad_c2p);
   if (pl.present && grad_p2c->numel() > 0) scatter_term<false>(grad, rel.data_ptr<int64_t>(), pl, scale, *grad_p2c);
+  if (dl.present && grad_p2p->numel() > 0) scatter_distances(grad, dl, scale, *grad_p2p);
 }
 
 }  // namespace

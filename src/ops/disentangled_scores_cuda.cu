@@ -1,12 +1,13 @@
 // CUDA kernels of mtbert::disentangled_scores (see disentangled_scores.h).
 //
 // Forward: one thread per score, reading both GEMM results through the
-// distance table. Backward: each gradient slot [b,h,i,r] (and [b,h,j,r]) is
+// distance table (and p2p by distance). Backward: each gradient slot [b,h,i,r] (and [b,h,j,r]) is
 // one thread summing, in a fixed order, the scores whose distance maps to
 // row r. The distances of each row come from a small table (the 2N - 1
 // distances sorted stably by row, with the offsets of each row), built per
 // call with ATen ops on the device: no atomics, so the result is
-// deterministic like the CPU kernel's.
+// deterministic like the CPU kernel's. p2p's gradient: one thread per (head,
+// distance), summing over the batch and the rows in order.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -112,6 +113,14 @@ void check_windows_once(const at::Tensor& rel_index, int64_t n, const detail::Te
   checked.push_back({rel_index, rel_index._version(), c2p.row_first, p2c.row_first, c2p.width, p2c.width});
 }
 
+// p2p on the device: p2p[h, i - j + n - 1] at h * head_stride + (i - j + n -
+// 1) * distance_stride (a single zero with zero strides when absent).
+template <typename scalar_t>
+struct Distances {
+  const scalar_t* data;
+  int64_t head_stride, distance_stride;
+};
+
 template <typename scalar_t>
 Term<scalar_t> device_term(const OptTensor& t, const at::Tensor& zero, const detail::TermLayout& l,
                            const std::pair<at::Tensor, at::Tensor>& tables) {
@@ -126,7 +135,8 @@ Term<scalar_t> device_term(const OptTensor& t, const at::Tensor& zero, const det
 
 template <typename scalar_t>
 __global__ void scores_forward_kernel(const scalar_t* __restrict__ content, Strides cs, Term<scalar_t> c2p,
-                                      Term<scalar_t> p2c, const scalar_t* __restrict__ bias, Strides bs,
+                                      Term<scalar_t> p2c, Distances<scalar_t> p2p,
+                                      const scalar_t* __restrict__ bias, Strides bs,
                                       const int64_t* __restrict__ rel, int64_t heads, int64_t n,
                                       acc_t<scalar_t> scale, scalar_t* __restrict__ out, int64_t total) {
   using acc = acc_t<scalar_t>;
@@ -136,7 +146,8 @@ __global__ void scores_forward_kernel(const scalar_t* __restrict__ content, Stri
     const int64_t r = rel[i - j + n - 1];  // in both windows: check_windows_once
     const acc position =
         static_cast<acc>(c2p.data[b * c2p.batch_stride + h * c2p.head_stride + c2p.base[i] + r * c2p.column_stride]) +
-        static_cast<acc>(p2c.data[b * p2c.batch_stride + h * p2c.head_stride + p2c.base[j] + r * p2c.column_stride]);
+        static_cast<acc>(p2c.data[b * p2c.batch_stride + h * p2c.head_stride + p2c.base[j] + r * p2c.column_stride]) +
+        static_cast<acc>(p2p.data[h * p2p.head_stride + (i - j + n - 1) * p2p.distance_stride]);
     const acc v = static_cast<acc>(content[b * cs.s0 + h * cs.s1 + i * cs.s2 + j * cs.s3]) + scale * position +
                   static_cast<acc>(bias[b * bs.s0 + h * bs.s1 + i * bs.s2 + j * bs.s3]);
     out[idx] = saturate<scalar_t>(v);
@@ -176,15 +187,37 @@ __global__ void position_grad_kernel(const scalar_t* __restrict__ grad, const in
   }
 }
 
+// One thread per p2p gradient slot (h, distance index k): scale * the sum of
+// grad[b,h,i,i - d] (d = k - (n - 1)) over b, then i, in increasing order.
+template <typename scalar_t>
+__global__ void distance_grad_kernel(const scalar_t* __restrict__ grad, int64_t batch, int64_t heads, int64_t n,
+                                     acc_t<scalar_t> scale, scalar_t* __restrict__ out, int64_t head_stride,
+                                     int64_t distance_stride) {
+  using acc = acc_t<scalar_t>;
+  const int64_t distances = 2 * n - 1;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < heads * distances;
+       idx += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    const int64_t h = idx / distances, k = idx % distances, d = k - (n - 1);
+    const int64_t i0 = d > 0 ? d : 0, i1 = d < 0 ? n + d : n;
+    acc sum = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      const scalar_t* g = grad + (b * heads + h) * n * n;
+      for (int64_t i = i0; i < i1; ++i) sum += static_cast<acc>(g[i * n + (i - d)]);
+    }
+    out[h * head_stride + k * distance_stride] = static_cast<scalar_t>(scale * sum);
+  }
+}
+
 int64_t blocks_for(int64_t total, int threads) {
   return std::max<int64_t>(1, std::min<int64_t>((total + threads - 1) / threads, 65535LL * 8));
 }
 
 at::Tensor forward_cuda(const at::Tensor& content, const OptTensor& c2p, const OptTensor& p2c,
                         const at::Tensor& rel_index, double scale, const OptTensor& bias, at::IntArrayRef c2p_first,
-                        at::IntArrayRef p2c_first) {
-  detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias);
+                        at::IntArrayRef p2c_first, const OptTensor& p2p) {
+  detail::ScoreShape s = detail::check_forward_args(content, c2p, p2c, rel_index, bias, p2p);
   const auto layouts = detail::term_layouts(s, c2p, c2p_first, p2c, p2c_first);
+  const detail::DistanceLayout distances = detail::distance_layout(p2p, "p2p", s.heads, s.length);
   const c10::cuda::CUDAGuard device_guard(content.device());
   const int64_t B = s.batch, H = s.heads, N = s.length;
   at::Tensor out = at::empty({B, H, N, N}, content.options());
@@ -203,7 +236,10 @@ at::Tensor forward_cuda(const at::Tensor& content, const OptTensor& c2p, const O
     scores_forward_kernel<scalar_t><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
         content.data_ptr<scalar_t>(), strides_of(content),
         device_term<scalar_t>(c2p, zero, layouts.first, c2p_tables),
-        device_term<scalar_t>(p2c, zero, layouts.second, p2c_tables), bias_t.data_ptr<scalar_t>(),
+        device_term<scalar_t>(p2c, zero, layouts.second, p2c_tables),
+        Distances<scalar_t>{detail::present(p2p) ? p2p->data_ptr<scalar_t>() : zero.data_ptr<scalar_t>(),
+                            distances.head_stride, distances.distance_stride},
+        bias_t.data_ptr<scalar_t>(),
         strides_of(bias_t), rel.data_ptr<int64_t>(), H, N, static_cast<acc_t<scalar_t>>(scale),
         out.data_ptr<scalar_t>(), total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -212,7 +248,8 @@ at::Tensor forward_cuda(const at::Tensor& content, const OptTensor& c2p, const O
 }
 
 void backward_cuda(const at::Tensor& grad_in, const at::Tensor& rel_index, double scale, const OptTensor& grad_c2p,
-                   at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first) {
+                   at::IntArrayRef c2p_first, const OptTensor& grad_p2c, at::IntArrayRef p2c_first,
+                   const OptTensor& grad_p2p) {
   TORCH_CHECK(grad_in.dim() == 4 && grad_in.size(2) == grad_in.size(3),
               "disentangled_scores_backward: grad must be [B, H, N, N], got ", grad_in.sizes());
   const c10::cuda::CUDAGuard device_guard(grad_in.device());
@@ -222,16 +259,26 @@ void backward_cuda(const at::Tensor& grad_in, const at::Tensor& rel_index, doubl
                   rel_index.scalar_type() == at::kLong,
               "disentangled_scores_backward: rel_index must be int64 [2N - 1]");
   const auto layouts = detail::term_layouts(s, grad_c2p, c2p_first, grad_p2c, p2c_first);
+  const detail::DistanceLayout distances = detail::distance_layout(grad_p2p, "grad_p2p", s.heads, N);
   const at::Tensor grad = grad_in.contiguous();
-  if (s.span == 0 || s.batch * s.heads == 0) return;
+  if (s.batch * s.heads == 0 || N == 0) return;
+  constexpr int kThreads = 256;
+  const auto stream = at::cuda::getCurrentCUDAStream();
+  if (distances.present) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_p2p_cuda", [&] {
+      distance_grad_kernel<scalar_t><<<blocks_for(s.heads * (2 * N - 1), kThreads), kThreads, 0, stream>>>(
+          grad.data_ptr<scalar_t>(), s.batch, s.heads, N, static_cast<acc_t<scalar_t>>(scale),
+          grad_p2p->data_ptr<scalar_t>(), distances.head_stride, distances.distance_stride);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    });
+  }
+  if (s.span == 0) return;
 
   // The distances of each relative row, in increasing order of distance.
   const auto sorted = at::sort(rel_index, /*stable=*/true, /*dim=*/0, /*descending=*/false);
   const at::Tensor order = std::get<1>(sorted).contiguous();
   const at::Tensor offsets =
       at::searchsorted(std::get<0>(sorted).contiguous(), at::arange(s.span + 1, rel_index.options()));
-  constexpr int kThreads = 256;
-  const auto stream = at::cuda::getCurrentCUDAStream();
   const at::Tensor zero = at::zeros({1}, grad.options());
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_backward_cuda",

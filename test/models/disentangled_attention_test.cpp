@@ -46,7 +46,7 @@ TEST_CASE("DeBERTa encoder matches the independent reference on tiny HF checkpoi
     }
     ++checked;
   }
-  CHECK(checked >= 5);
+  CHECK(checked >= 7);
 }
 
 TEST_CASE("disentangled attention: names, padding invariance, gradients, half precision", "[models][deberta]") {
@@ -75,6 +75,22 @@ TEST_CASE("disentangled attention: names, padding invariance, gradients, half pr
     auto params = m->named_parameters();
     CHECK(params.contains("encoder.layer.1.attention.self.pos_key_proj.weight"));
     CHECK(!params.contains("encoder.layer.1.attention.self.pos_query_proj.weight"));
+  }
+  SECTION("p2p alone uses both position projections, and both learn") {
+    ModelConfig separate = c;
+    separate.share_att_key = false;
+    separate.pos_att_type = {"p2p"};
+    BertModel m(separate);
+    m->initialize_weights();
+    auto ids = torch::randint(1, 50, {2, 9}, torch::kLong);
+    m(ids, torch::ones({2, 9}, torch::kLong)).last_hidden_state.pow(2).sum().backward();
+    auto params = m->named_parameters();
+    for (const char* name : {"encoder.layer.1.attention.self.pos_key_proj.weight",
+                             "encoder.layer.1.attention.self.pos_query_proj.weight", "encoder.rel_embeddings.weight"}) {
+      INFO(name);
+      REQUIRE(params.contains(name));
+      CHECK(params[name].grad().abs().sum().item<double>() > 0);
+    }
   }
   SECTION("padding does not change the outputs of real tokens") {
     model->eval();
@@ -136,38 +152,41 @@ TEST_CASE("a DeBERTa-style model trains under bf16 autocast, padded, banded or n
   c.position_buckets = 0;  // clamped positions: at N = 128 each tile needs 159 of 255 rows, so it bands
   c.max_relative_positions = 128;
   for (const int64_t len : {12, 128}) {
-    DYNAMIC_SECTION("N = " << len) {
-      CHECK((RelativePositionCache(c).get(len, torch::kCPU).band.tile_rows > 0) == (len == 128));
-      torch::manual_seed(3);
-      BertModel model(c, BertModelOptions{false});
-      model->train();
-      auto ids = torch::randint(1, 50, {2, len}, torch::kLong);
-      auto mask = torch::ones({2, len}, torch::kLong);
-      mask.index_put_({1, torch::indexing::Slice(len / 2, len)}, 0);
-      auto loss_of = [&](bool bf16) {
-        model->zero_grad();
-        torch::Tensor loss;
-        {
-          AutocastScope scope(torch::kCPU, bf16);
-          auto hidden = model(ids, mask).last_hidden_state;
-          if (bf16) CHECK(hidden.scalar_type() == torch::kFloat);  // LayerNorm's output: float32 under autocast
-          loss = (hidden * mask.unsqueeze(-1)).pow(2).mean();
+    for (const bool p2p : {false, true}) {
+      DYNAMIC_SECTION("N = " << len << (p2p ? ", all four terms" : "")) {
+        c.pos_att_type = p2p ? std::vector<std::string>{"c2p", "p2c", "p2p"} : std::vector<std::string>{"c2p", "p2c"};
+        CHECK((RelativePositionCache(c).get(len, torch::kCPU).band.tile_rows > 0) == (len == 128));
+        torch::manual_seed(3);
+        BertModel model(c, BertModelOptions{false});
+        model->train();
+        auto ids = torch::randint(1, 50, {2, len}, torch::kLong);
+        auto mask = torch::ones({2, len}, torch::kLong);
+        mask.index_put_({1, torch::indexing::Slice(len / 2, len)}, 0);
+        auto loss_of = [&](bool bf16) {
+          model->zero_grad();
+          torch::Tensor loss;
+          {
+            AutocastScope scope(torch::kCPU, bf16);
+            auto hidden = model(ids, mask).last_hidden_state;
+            if (bf16) CHECK(hidden.scalar_type() == torch::kFloat);  // LayerNorm's output: float32 under autocast
+            loss = (hidden * mask.unsqueeze(-1)).pow(2).mean();
+          }
+          loss.backward();
+          std::map<std::string, torch::Tensor> grads;
+          for (const auto& p : model->named_parameters()) grads[p.key()] = p.value().grad().clone();
+          return std::make_pair(loss.item<double>(), grads);
+        };
+        const auto [loss32, grads32] = loss_of(false);
+        const auto [loss16, grads16] = loss_of(true);
+        CHECK(std::isfinite(loss16));
+        CHECK(loss16 == Approx(loss32).epsilon(0.05));
+        for (const auto& [name, g] : grads16) {
+          INFO(name);
+          CHECK(g.scalar_type() == torch::kFloat);
+          CHECK(torch::isfinite(g).all().item<bool>());
+          const double scale = grads32.at(name).abs().max().item<double>() + 1e-6;
+          CHECK((g - grads32.at(name)).abs().max().item<double>() / scale < 0.1);
         }
-        loss.backward();
-        std::map<std::string, torch::Tensor> grads;
-        for (const auto& p : model->named_parameters()) grads[p.key()] = p.value().grad().clone();
-        return std::make_pair(loss.item<double>(), grads);
-      };
-      const auto [loss32, grads32] = loss_of(false);
-      const auto [loss16, grads16] = loss_of(true);
-      CHECK(std::isfinite(loss16));
-      CHECK(loss16 == Approx(loss32).epsilon(0.05));
-      for (const auto& [name, g] : grads16) {
-        INFO(name);
-        CHECK(g.scalar_type() == torch::kFloat);
-        CHECK(torch::isfinite(g).all().item<bool>());
-        const double scale = grads32.at(name).abs().max().item<double>() + 1e-6;
-        CHECK((g - grads32.at(name)).abs().max().item<double>() / scale < 0.1);
       }
     }
   }
@@ -177,15 +196,18 @@ TEST_CASE("banded position GEMMs equal the full products, forward and backward",
   ModelConfig base = test::small_deberta_config();
   // Long sequences against wide tables (clamped, and log buckets), with shared
   // and with separate position projections.
+  // The last also with p2p, which rides along with either layout.
   struct Variant {
     int64_t buckets, max_relative;
-    bool share;
+    bool share, p2p;
   };
-  for (const Variant& v : {Variant{-1, 256, true}, Variant{64, 512, false}}) {
+  for (const Variant& v : {Variant{-1, 256, true, false}, Variant{64, 512, false, false},
+                           Variant{64, 512, false, true}}) {
     ModelConfig c = base;
     c.position_buckets = v.buckets;
     c.max_relative_positions = v.max_relative;
     c.share_att_key = v.share;
+    if (v.p2p) c.pos_att_type.push_back("p2p");
     torch::manual_seed(17);
     DisentangledSelfAttention attention(c);
     attention->eval();  // no dropout: both runs see the same inputs
@@ -214,7 +236,7 @@ TEST_CASE("banded position GEMMs equal the full products, forward and backward",
     // Tiles of 7 rows: 100 is no multiple, so the last tile is padded.
     const auto full = run(RelativeBand{}), banded = run(band),
                odd = run(relative_band(positions.index, 7, torch::kCPU));
-    INFO("buckets " << v.buckets << ", span " << positions.span << ", band width " << band.width);
+    INFO("buckets " << v.buckets << ", p2p " << v.p2p << ", span " << positions.span << ", band width " << band.width);
     CHECK(band.width < positions.span);
     for (size_t k = 0; k < full.size(); ++k) {
       INFO("output " << k);

@@ -84,8 +84,8 @@ TEST_CASE("a BERT checkpoint loads into BERT with disentangled attention", "[mod
                       Catch::Matchers::ContainsSubstring("not a model config key"));
     CHECK_THROWS_WITH(load_pretrained(bert_fixture(), {{"hidden_size", 96}, {"num_attention_heads", 6}}),
                       Catch::Matchers::ContainsSubstring("has shape"));
-    CHECK_THROWS_WITH(load_pretrained(bert_fixture(), {{"pos_att_type", "c2p|p2p"}}),
-                      Catch::Matchers::ContainsSubstring("pos_att_type \"p2p\""));
+    CHECK_THROWS_WITH(load_pretrained(bert_fixture(), {{"pos_att_type", "c2p|p2x"}}),
+                      Catch::Matchers::ContainsSubstring("pos_att_type \"p2x\""));
     CHECK_THROWS_AS(load_pretrained(bert_fixture(), nlohmann::json::array()), UserError);
   }
 }

@@ -32,24 +32,27 @@ torch::Tensor row_matrix(const torch::Tensor& index, int64_t n) {
 
 torch::Tensor gather_reference(const torch::Tensor& content, const c10::optional<torch::Tensor>& c2p,
                                const c10::optional<torch::Tensor>& p2c, const torch::Tensor& index, double scale,
-                               const c10::optional<torch::Tensor>& bias) {
+                               const c10::optional<torch::Tensor>& bias,
+                               const c10::optional<torch::Tensor>& p2p = c10::nullopt) {
   const int64_t B = content.size(0), H = content.size(1), N = content.size(2);
   auto rows = row_matrix(index, N).expand({B, H, N, N});
   auto out = content;
   if (c2p) out = out + scale * torch::gather(*c2p, -1, rows);
   // p2c[b,h,j,row(i,j)] at (i, j): gather along the key's row, then transpose.
   if (p2c) out = out + scale * torch::gather(*p2c, -1, rows.transpose(-1, -2)).transpose(-1, -2);
+  // p2p[h, i - j + N - 1]: the distance matrix indexes each head's row.
+  if (p2p) out = out + scale * p2p->index({torch::indexing::Slice(), row_matrix(torch::arange(2 * N - 1), N)});
   if (bias) out = out + *bias;
   return out;
 }
 
 struct Case {
   int64_t batch, heads, length, k;
-  bool c2p = true, p2c = true, bias = true, random_index = false;
+  bool c2p = true, p2c = true, bias = true, random_index = false, p2p = false;
 };
 
 struct Inputs {
-  torch::Tensor content, c2p, p2c, index, bias;
+  torch::Tensor content, c2p, p2c, index, bias, p2p;
 };
 
 Inputs make_inputs(const Case& c, torch::ScalarType dtype, uint64_t seed) {
@@ -62,6 +65,7 @@ Inputs make_inputs(const Case& c, torch::ScalarType dtype, uint64_t seed) {
   in.content = torch::randn({c.batch, c.heads, c.length, c.length}, opts);
   in.c2p = torch::randn({c.batch, c.heads, c.length, span}, opts);
   in.p2c = torch::randn({c.batch, c.heads, c.length, span}, opts);
+  in.p2p = torch::randn({c.heads, 2 * c.length - 1}, opts);
   if (c.bias) {
     // Padding: the last keys of some rows masked with the dtype's lowest value.
     auto mask = torch::ones({c.batch, c.length}, torch::kLong);
@@ -85,6 +89,9 @@ const std::vector<Case> kCases = {
     {2, 4, 12, 6, true, false, true},        // c2p only
     {2, 2, 12, 6, false, true, false},       // p2c only, no bias
     {1, 2, 1, 2},                            // a single token
+    {2, 3, 17, 4, true, true, true, false, true},    // all three position terms (p2p)
+    {2, 2, 9, 3, false, false, true, false, true},   // p2p only
+    {3, 2, 9, 3, true, true, true, true, true},      // p2p with an arbitrary index table
 };
 
 // |a - b| <= atol + rtol * |b|, elementwise, ignoring entries where both are
@@ -111,15 +118,16 @@ TEST_CASE("disentangled_scores equals the gather formulation, forward and backwa
       const Case& c = kCases[n];
       DYNAMIC_SECTION(c10::toString(tol.dtype) << " case " << n) {
         Inputs in = make_inputs(c, tol.dtype, 100 + n);
-        std::vector<torch::Tensor> leaves = {in.content, in.c2p, in.p2c};
+        std::vector<torch::Tensor> leaves = {in.content, in.c2p, in.p2c, in.p2p};
         for (auto& t : leaves) t.requires_grad_(true);
         auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]), in.index, 0.7,
-                                            opt(c.bias, in.bias));
+                                            opt(c.bias, in.bias), {}, {}, opt(c.p2p, leaves[3]));
         // The reference in double from the same (rounded) inputs.
         std::vector<torch::Tensor> ref_leaves;
         for (auto& t : leaves) ref_leaves.push_back(t.detach().to(torch::kDouble).requires_grad_(true));
         auto ref = gather_reference(ref_leaves[0], opt(c.c2p, ref_leaves[1]), opt(c.p2c, ref_leaves[2]), in.index,
-                                    0.7, opt(c.bias, in.bias.defined() ? in.bias.to(torch::kDouble) : in.bias));
+                                    0.7, opt(c.bias, in.bias.defined() ? in.bias.to(torch::kDouble) : in.bias),
+                                    opt(c.p2p, ref_leaves[3]));
         REQUIRE(out.scalar_type() == tol.dtype);
         REQUIRE(out.sizes() == ref.sizes());
         // The op saturates at the dtype's extremes (its gradient passes straight through).
@@ -130,14 +138,15 @@ TEST_CASE("disentangled_scores equals the gather formulation, forward and backwa
         out.backward(grad.to(tol.dtype));
         ref.backward(grad.to(tol.dtype).to(torch::kDouble));
         CHECK(excess(leaves[0].grad(), ref_leaves[0].grad(), tol.atol, tol.rtol) <= 0);
-        for (int t = 1; t <= 2; ++t) {
-          const bool used = t == 1 ? c.c2p : c.p2c;
+        for (int t = 1; t <= 3; ++t) {
+          const bool used = t == 1 ? c.c2p : t == 2 ? c.p2c : c.p2p;
           if (!used) {
             CHECK(!leaves[t].grad().defined());
             continue;
           }
-          // The gradient sums up to 2N terms; allow for that many roundings of the inputs' scale.
-          CHECK(excess(leaves[t].grad(), ref_leaves[t].grad(), tol.atol * 2 * c.length, tol.rtol) <= 0);
+          // The gradient sums up to 2N terms (p2p's up to B * N); allow for that many roundings of the inputs' scale.
+          const double terms = t == 3 ? static_cast<double>(c.batch * c.length) : 2.0 * c.length;
+          CHECK(excess(leaves[t].grad(), ref_leaves[t].grad(), tol.atol * terms, tol.rtol) <= 0);
         }
       }
     }
@@ -145,16 +154,19 @@ TEST_CASE("disentangled_scores equals the gather formulation, forward and backwa
 }
 
 TEST_CASE("disentangled_scores passes gradcheck in double", "[ops][relpos][gradcheck]") {
-  for (const Case& c : {Case{2, 2, 5, 2}, Case{1, 3, 4, 6}, Case{2, 1, 6, 3, true, true, true, true}}) {
+  for (const Case& c : {Case{2, 2, 5, 2}, Case{1, 3, 4, 6}, Case{2, 1, 6, 3, true, true, true, true},
+                        Case{2, 2, 5, 2, true, true, true, false, true}}) {
     Inputs in = make_inputs(c, torch::kDouble, 7);
     // A bias with gradient too (the op sums it back to its broadcast shape).
     auto bias = torch::randn({c.batch, 1, c.length, c.length}, torch::kDouble);
     auto f = [&](const std::vector<torch::Tensor>& x) {
-      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4]);
+      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4], {}, {}, opt(c.p2p, x[5]));
     };
-    auto result = test::gradcheck(f, {in.content, in.c2p, in.p2c, in.index, bias}, {true, true, true, false, true});
+    auto result = test::gradcheck(f, {in.content, in.c2p, in.p2c, in.index, bias, in.p2p},
+                                  {true, true, true, false, true, c.p2p});
     INFO(result.worst);
-    std::cout << "gradcheck B=" << c.batch << " H=" << c.heads << " N=" << c.length << ": " << result.entries
+    std::cout << "gradcheck B=" << c.batch << " H=" << c.heads << " N=" << c.length << (c.p2p ? " with p2p" : "")
+              << ": " << result.entries
               << " Jacobian entries, max |analytic - numeric| " << result.max_abs_error << " (largest entry "
               << result.max_abs_entry << ")\n";
     CHECK(result.ok);
@@ -169,12 +181,14 @@ TEST_CASE("disentangled_scores backward is deterministic on CPU", "[ops][relpos]
   std::vector<torch::Tensor> first;
   for (int run = 0; run < 3; ++run) {
     auto c2p = in.c2p.clone().requires_grad_(true), p2c = in.p2c.clone().requires_grad_(true);
-    ops::disentangled_scores(in.content, c2p, p2c, in.index, 1.0, in.bias).backward(grad);
+    auto p2p = in.p2p.clone().requires_grad_(true);
+    ops::disentangled_scores(in.content, c2p, p2c, in.index, 1.0, in.bias, {}, {}, p2p).backward(grad);
     if (run == 0) {
-      first = {c2p.grad(), p2c.grad()};
+      first = {c2p.grad(), p2c.grad(), p2p.grad()};
     } else {
       CHECK(torch::equal(first[0], c2p.grad()));
       CHECK(torch::equal(first[1], p2c.grad()));
+      CHECK(torch::equal(first[2], p2p.grad()));
     }
   }
 }
@@ -209,6 +223,17 @@ TEST_CASE("disentangled_scores accepts strided operands and rejects bad ones", "
   CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p.to(torch::kDouble), in.p2c, in.index, 1.0), c10::Error);
   CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index + 100, 1.0), c10::Error);
   CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c.narrow(3, 0, 2), in.index, 1.0), c10::Error);
+  // p2p: [H, 2N - 1] of content's dtype; a strided view reads the same values.
+  auto p2p_strided = in.p2p.t().contiguous().t();
+  REQUIRE(!p2p_strided.is_contiguous());
+  CHECK(torch::equal(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 0.5, in.bias, {}, {}, p2p_strided),
+                     ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 0.5, in.bias, {}, {}, in.p2p)));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 1.0, c10::nullopt, {}, {},
+                                             in.p2p.narrow(1, 0, 10)),
+                    Catch::Matchers::ContainsSubstring("p2p must be [H, 2N - 1]"));
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 1.0, c10::nullopt, {}, {},
+                                           in.p2p.to(torch::kDouble)),
+                  c10::Error);
 }
 
 TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
@@ -219,21 +244,24 @@ TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
       Inputs in = make_inputs(c, dtype, 300 + n);
       auto grad = torch::randn({c.batch, c.heads, c.length, c.length}).to(dtype);
       auto run = [&](torch::Device device) {
-        std::vector<torch::Tensor> leaves = {in.content.to(device), in.c2p.to(device), in.p2c.to(device)};
+        std::vector<torch::Tensor> leaves = {in.content.to(device), in.c2p.to(device), in.p2c.to(device),
+                                             in.p2p.to(device)};
         for (auto& t : leaves) t.requires_grad_(true);
         auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]),
                                             in.index.to(device), 0.7,
-                                            opt(c.bias, in.bias.defined() ? in.bias.to(device) : in.bias));
+                                            opt(c.bias, in.bias.defined() ? in.bias.to(device) : in.bias), {}, {},
+                                            opt(c.p2p, leaves[3]));
         out.backward(grad.to(device));
         std::vector<torch::Tensor> result = {out.cpu()};
-        for (int t = 1; t <= 2; ++t)
+        for (int t = 1; t <= 3; ++t)
           if (leaves[t].grad().defined()) result.push_back(leaves[t].grad().cpu());
         return result;
       };
       auto cpu = run(torch::kCPU), cuda = run(torch::kCUDA);
       REQUIRE(cpu.size() == cuda.size());
       const double tol = dtype == torch::kDouble ? 1e-12 : dtype == torch::kFloat ? 1e-5 : 2e-2;
-      for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], tol * 2 * c.length, tol) <= 0);
+      for (size_t k = 0; k < cpu.size(); ++k)
+        CHECK(excess(cuda[k], cpu[k], tol * 2 * c.length * c.batch, tol) <= 0);
     }
   }
 }
@@ -280,13 +308,17 @@ TEST_CASE("disentangled_scores takes banded terms: same scores, gradients in the
     for (int64_t tile : {4, 16}) {
       Inputs in = make_inputs(c, torch::kDouble, 21);
       auto grad = torch::randn({c.batch, c.heads, c.length, c.length}, torch::kDouble);
+      // p2p alongside: it has no band, and must read the same with either layout.
       auto c2p = in.c2p.clone().requires_grad_(true), p2c = in.p2c.clone().requires_grad_(true);
-      auto full = ops::disentangled_scores(in.content, c2p, p2c, in.index, 0.7, in.bias);
+      auto p2p_full = in.p2p.clone().requires_grad_(true), p2p_banded = in.p2p.clone().requires_grad_(true);
+      auto full = ops::disentangled_scores(in.content, c2p, p2c, in.index, 0.7, in.bias, {}, {}, p2p_full);
       full.backward(grad);
       Banded bc = banded(in.c2p, in.index, tile, true), bp = banded(in.p2c, in.index, tile, false);
       auto c2p_band = bc.band.clone().requires_grad_(true), p2c_band = bp.band.clone().requires_grad_(true);
-      auto out = ops::disentangled_scores(in.content, c2p_band, p2c_band, in.index, 0.7, in.bias, bc.first, bp.first);
+      auto out = ops::disentangled_scores(in.content, c2p_band, p2c_band, in.index, 0.7, in.bias, bc.first, bp.first,
+                                          p2p_banded);
       out.backward(grad);
+      CHECK(torch::equal(p2p_banded.grad(), p2p_full.grad()));
       INFO("N=" << c.length << " k=" << c.k << " tile=" << tile);
       CHECK(torch::allclose(out, full, 1e-12, 0));
       // The band's gradient is the full gradient's window; padding rows are 0.
@@ -306,12 +338,12 @@ TEST_CASE("disentangled_scores with banded terms passes gradcheck in double", "[
   Inputs in = make_inputs(c, torch::kDouble, 8);
   Banded bc = banded(in.c2p, in.index, 3, true), bp = banded(in.p2c, in.index, 3, false);
   auto f = [&](const std::vector<torch::Tensor>& x) {
-    return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, c10::nullopt, bc.first, bp.first);
+    return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, c10::nullopt, bc.first, bp.first, x[4]);
   };
   auto result =
       test::gradcheck(f, {in.content, bc.band.masked_fill(bc.band == 1e6, 0), bp.band.masked_fill(bp.band == 1e6, 0),
-                          in.index},
-                      {true, true, true, false});
+                          in.index, in.p2p},
+                      {true, true, true, false, true});
   INFO(result.worst);
   CHECK(result.ok);
   CHECK(result.entries > 0);
@@ -345,13 +377,14 @@ TEST_CASE("disentangled_scores with banded terms on CUDA equals CPU", "[ops][rel
   auto grad = torch::randn({c.batch, c.heads, c.length, c.length});
   auto run = [&](torch::Device device) {
     auto c2p = bc.band.to(device).requires_grad_(true), p2c = bp.band.to(device).requires_grad_(true);
+    auto p2p = in.p2p.to(device).requires_grad_(true);
     auto out = ops::disentangled_scores(in.content.to(device), c2p, p2c, in.index.to(device), 0.7,
-                                        in.bias.to(device), bc.first, bp.first);
+                                        in.bias.to(device), bc.first, bp.first, p2p);
     out.backward(grad.to(device));
-    return std::vector<torch::Tensor>{out.cpu(), c2p.grad().cpu(), p2c.grad().cpu()};
+    return std::vector<torch::Tensor>{out.cpu(), c2p.grad().cpu(), p2c.grad().cpu(), p2p.grad().cpu()};
   };
   auto cpu = run(torch::kCPU), cuda = run(torch::kCUDA);
-  for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], 1e-5 * 2 * c.length, 1e-5) <= 0);
+  for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], 1e-5 * 2 * c.length * c.batch, 1e-5) <= 0);
 }
 
 TEST_CASE("disentangled_scores on CUDA rejects banded terms that miss a row with an error, not a device assert",
@@ -373,14 +406,15 @@ TEST_CASE("disentangled_scores on CUDA rejects banded terms that miss a row with
 
 TEST_CASE("disentangled_scores passes gradcheck in double on CUDA", "[ops][relpos][gradcheck][cuda]") {
   if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
-  for (const Case& c : {Case{2, 2, 5, 2}, Case{2, 1, 6, 3, true, true, true, true}}) {
+  for (const Case& c : {Case{2, 2, 5, 2}, Case{2, 1, 6, 3, true, true, true, true, true}}) {
     Inputs in = make_inputs(c, torch::kDouble, 17);
     auto bias = torch::randn({c.batch, 1, c.length, c.length}, torch::kDouble).cuda();
     auto f = [&](const std::vector<torch::Tensor>& x) {
-      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4]);
+      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4], {}, {}, opt(c.p2p, x[5]));
     };
-    auto result = test::gradcheck(f, {in.content.cuda(), in.c2p.cuda(), in.p2c.cuda(), in.index.cuda(), bias},
-                                  {true, true, true, false, true});
+    auto result = test::gradcheck(
+        f, {in.content.cuda(), in.c2p.cuda(), in.p2c.cuda(), in.index.cuda(), bias, in.p2p.cuda()},
+        {true, true, true, false, true, c.p2p});
     INFO(result.worst);
     CHECK(result.ok);
     CHECK(result.entries > 0);

@@ -11,7 +11,7 @@ deberta-v2 config dict, and return {"last_hidden_state": [B, N, H]}.
 The score of query i for key j, with d the head size and k the maximum
 relative distance (position_buckets when bucketing):
 
-    A[i,j] = (Qc_i.Kc_j + Qc_i.Kr_row(i,j) + Kc_j.Qr_row(i,j)) / sqrt(d * (1 + terms))
+    A[i,j] = (Qc_i.Kc_j + Qc_i.Kr_row(i,j) + Kc_j.Qr_row(i,j) [+ Qr_row(j,i).Kr_row(i,j)]) / sqrt(d * (1 + terms))
     row(i,j) = clamp(bucket(i - j) + k, 0, 2k - 1)
 
 where Kr, Qr are the (optionally LayerNorm-ed) relative embeddings through the
@@ -20,11 +20,19 @@ and `terms` counts the position terms pos_att_type names. Both position terms
 use row(i, j): the published code does (the paper's text writes delta(j, i)
 for p2c), and checkpoints were trained with the code.
 
+The bracketed term is "p2p", position-to-position: the fourth term of the
+paper's eq. 2, P_i|j P_j|i^T, which the paper drops and HF does not have.
+With eq. 4's rows (the key position at delta(i, j), the query position at
+delta(j, i)) it is Qr_row(j,i).Kr_row(i,j). It uses the query and the key
+projections of the relative embeddings (pos_query_proj and pos_key_proj
+without share_att_key), as microsoft/DeBERTa does for its p2p.
+
 A: vectorized: the relative embeddings are first looked up per (i, j)
    ([N, N, d] tensors of Kr and Qr rows), then contracted with einsum; the
    bucket function is evaluated with torch ops.
 B: literal, as Algorithm 1 of the paper: the [N, 2k] products Qc Kr^T and
-   Kc Qr^T are formed first, then every score is assembled in Python loops
+   Kc Qr^T (and p2p's [2k, 2k] Qr Kr^T) are formed first, then every score
+   is assembled in Python loops
    over (i, j), with row(i, j) from a scalar implementation of the bucket
    formula in Python's math module; softmax, LayerNorm and GELU spelt out.
 
@@ -186,6 +194,10 @@ def _attention_a(w, p, config, heads, hidden_states, query_states, rel, rows, ke
         if "p2c" in terms:
             qr = project("query" if share else "pos_query_proj", rel_rows)
             scores = scores + torch.einsum("bjhd,ijhd->bhij", k, qr)
+        if "p2p" in terms:
+            kr = project("key" if share else "pos_key_proj", rel_rows)  # row(i, j)
+            qr_transposed = project("query" if share else "pos_query_proj", rel[rows.T])  # row(j, i)
+            scores = scores + torch.einsum("ijhd,ijhd->hij", qr_transposed, kr)[None]
     scores = scores / math.sqrt(d * (1 + len(terms)))
     scores = scores.masked_fill(~keep, float("-inf"))
     probs = torch.softmax(scores, dim=-1)
@@ -250,17 +262,19 @@ def _attention_b(w, p, config, hidden_states, query_states, rel, rows, mask):
     kc = _linear_b(hidden_states, w, f"{p}attention.self.key")
     vc = _linear_b(hidden_states, w, f"{p}attention.self.value")
     if rel is not None:
-        kr = _linear_b(rel, w, f"{p}attention.self.{'key' if share else 'pos_key_proj'}") if "c2p" in terms else None
+        kr = _linear_b(rel, w, f"{p}attention.self.{'key' if share else 'pos_key_proj'}") \
+            if "c2p" in terms or "p2p" in terms else None
         qr = _linear_b(rel, w, f"{p}attention.self.{'query' if share else 'pos_query_proj'}") \
-            if "p2c" in terms else None
+            if "p2c" in terms or "p2p" in terms else None
     scale = math.sqrt(d * (1 + len(terms)))
     out = torch.zeros(batch, n, hidden, dtype=DTYPE)
     for b in range(batch):
         for h in range(heads):
             cols = slice(h * d, (h + 1) * d)
             q_h, k_h, v_h = qc[b, :, cols], kc[b, :, cols], vc[b, :, cols]
-            c2p_all = q_h @ kr[:, cols].T if rel is not None and kr is not None else None  # [N, 2k]
-            p2c_all = k_h @ qr[:, cols].T if rel is not None and qr is not None else None  # [N, 2k]
+            c2p_all = q_h @ kr[:, cols].T if rel is not None and "c2p" in terms else None  # [N, 2k]
+            p2c_all = k_h @ qr[:, cols].T if rel is not None and "p2c" in terms else None  # [N, 2k]
+            p2p_all = qr[:, cols] @ kr[:, cols].T if rel is not None and "p2p" in terms else None  # [2k, 2k]
             scores = [[0.0] * n for _ in range(n)]
             for i in range(n):
                 for j in range(n):
@@ -269,6 +283,8 @@ def _attention_b(w, p, config, hidden_states, query_states, rel, rows, mask):
                         s += float(c2p_all[i, rows[i][j]])
                     if p2c_all is not None:
                         s += float(p2c_all[j, rows[i][j]])
+                    if p2p_all is not None:  # P_i|j . P_j|i
+                        s += float(p2p_all[rows[j][i], rows[i][j]])
                     scores[i][j] = s / scale
             for i in range(n):
                 kept = [scores[i][j] for j in range(n) if mask[b][j]]

@@ -24,7 +24,7 @@ TINY = TINY_SHAPE + ["--steps", "1", "--warmup", "0"]
 COMMON_KEYS = {"case", "impl", "device", "threads", "torch_version", "omp_wait_policy"}
 MODEL_KEYS = COMMON_KEYS | {"precision", "model", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
                             "length", "steps", "warmup", "median_ms", "min_ms", "median_cpu_ms", "examples_per_s",
-                            "tokens_per_s"}
+                            "tokens_per_s", "positions"}
 EXPECTED_KEYS = {
     "encoder_forward": MODEL_KEYS,
     "train_step": MODEL_KEYS | {"tasks", "examples_per_step"},
@@ -75,6 +75,15 @@ def test_train_step_prints_one_line_with_the_expected_keys():
     assert line["threads"] == 1 and line["device"] == "cpu"
     assert line["omp_wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
     assert line["median_ms"] > 0 and line["examples_per_s"] > 0
+
+
+def test_positions_runs_a_deberta_style_encoder():
+    for positions in ("c2p|p2c", "c2p|p2c|p2p"):
+        [line] = mtbert_bench("--case", "train_step", "--length", "8", "--positions", positions, *TINY)
+        assert line["positions"] == positions and line["median_ms"] > 0
+    done = run([MTBERT, "bench", "--case", "train_step", "--positions", "c2p|p2x", *TINY])
+    assert done.returncode == 2 and "\"p2x\" is not a position term" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
 
 
 def test_one_line_per_length_and_preset_values():

@@ -168,7 +168,7 @@ def test_converter_refuses_what_it_cannot_convert():
     weights = random_deberta_weights(config, 1)
     for name, change, message in (
             ("conv", {"conv_kernel_size": 3}, "conv_kernel_size"),
-            ("p2p", {"pos_att_type": "c2p|p2p"}, "'p2p'"),
+            ("unknown term", {"pos_att_type": "c2p|p2x"}, "'p2x'"),
             ("buckets", {"position_buckets": 64, "max_relative_positions": 20}, "position_buckets")):
         write_hf_folder(WORK / "hf" / name, {**config, **change}, to_hf_naming(weights, config, 1), "safetensors")
         result = convert(WORK / "hf" / name, WORK / "models" / name)

@@ -74,6 +74,15 @@ def test_a_equals_b_single_terms_and_embed_proj():
                                     max_relative_positions=12), 4)
 
 
+def test_a_equals_b_position_to_position():
+    # All four terms: shared keys, log buckets (8, max 20, so N = 12 uses them).
+    check_a_equals_b(deberta_config(VOCAB, 16, 2, 4, 24, position_buckets=8, max_relative_positions=20,
+                                    pos_att_type="c2p|p2c|p2p"), 6)
+    # p2p alone needs both separate projections; k = 3 < N clamps.
+    check_a_equals_b(deberta_config(VOCAB, 12, 1, 3, 20, max_relative_positions=3, share_att_key=False,
+                                    norm_rel_ebd="none", pos_att_type=["p2p"]), 7)
+
+
 def test_a_equals_b_emd():
     check_a_equals_b(deberta_config(VOCAB, 16, 2, 4, 24, position_buckets=8, max_relative_positions=20,
                                     emd_layers=2), 5)
@@ -96,7 +105,7 @@ def test_position_terms_matter():
     weights = random_deberta_weights(config, 7)
     ids, mask, _ = inputs(7)
     full = ref.forward_a(weights, config, ids, mask)["last_hidden_state"]
-    for terms in ("c2p", "p2c"):
+    for terms in ("c2p", "p2c", "c2p|p2c|p2p"):
         partial = ref.forward_a(weights, {**config, "pos_att_type": terms}, ids, mask)["last_hidden_state"]
         assert ref.max_abs_diff_unpadded(full, partial, mask) > 1e-2
 
