@@ -109,8 +109,24 @@ grep '"case"' "$out/stages.log" >"$out/step_cost.jsonl" 2>/dev/null
 tiny=(device=cuda threads=4 model.config.hidden_size=64 model.config.num_hidden_layers=2
       model.config.num_attention_heads=2 model.config.intermediate_size=128 tasks.sst.limit_train=256
       tasks.para.limit_train=256 tasks.sts.limit_train=256 train.epochs=2)
-stage train-cuda-bf16 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" precision=bf16 \
-  model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c\|p2p --out "$runs/deberta" --no-progress
+deberta=("$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" precision=bf16
+         model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c\|p2p --no-progress)
+if ! stage train-cuda-bf16 90 "${deberta[@]}" --out "$runs/deberta"; then
+  # Where it crashed: gdb's backtrace, or glibc's backtrace() from a SIGSEGV
+  # handler preloaded into the process (the image may lack gdb).
+  if command -v gdb >/dev/null; then
+    stage backtrace 90 gdb -q -batch -ex run -ex bt --args "${deberta[@]}" --out "$runs/deberta-gdb"
+  else
+    printf '%s\n' '#include <execinfo.h>' '#include <signal.h>' '#include <unistd.h>' \
+      'static void on_fault(int s) { void* a[64]; backtrace_symbols_fd(a, backtrace(a, 64), 2); _exit(128 + s); }' \
+      '__attribute__((constructor)) static void install(void) { signal(SIGSEGV, on_fault); }' >"$runs/fault.c"
+    gcc -shared -fPIC -o "$runs/fault.so" "$runs/fault.c"
+    LD_PRELOAD="$runs/fault.so" stage backtrace 90 "${deberta[@]}" --out "$runs/deberta-trace"
+    # Frames in mtbert itself ("mtbert(+0x...)") as functions and lines.
+    grep -o 'mtbert(+0x[0-9a-f]*)' "$out/stages.log" | grep -o '0x[0-9a-f]*' |
+      xargs -r addr2line -f -C -i -e "$build/mtbert" >>"$out/stages.log" 2>&1
+  fi
+fi
 stage attention-tests 60 "$tests" "[attention],[autocast]" --durations yes
 stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
 cat >"$runs/pretrain.yaml" <<YAML
