@@ -112,16 +112,13 @@ tiny=(device=cuda threads=4 model.config.hidden_size=64 model.config.num_hidden_
 deberta=("$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" precision=bf16
          model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c\|p2p --no-progress)
 if ! stage train-cuda-bf16 90 "${deberta[@]}" --out "$runs/deberta"; then
-  # Where it crashed: gdb's backtrace, or glibc's backtrace() from a SIGSEGV
-  # handler preloaded into the process (the image may lack gdb).
+  # Where it crashed: gdb's backtrace, or scripts/gpu/fault_trace.c's report
+  # preloaded into the process (the image has no gdb).
   if command -v gdb >/dev/null; then
     stage backtrace 90 gdb -q -batch -ex run -ex bt --args "${deberta[@]}" --out "$runs/deberta-gdb"
   else
-    printf '%s\n' '#include <execinfo.h>' '#include <signal.h>' '#include <unistd.h>' \
-      'static void on_fault(int s) { void* a[64]; backtrace_symbols_fd(a, backtrace(a, 64), 2); _exit(128 + s); }' \
-      '__attribute__((constructor)) static void install(void) { signal(SIGSEGV, on_fault); }' >"$runs/fault.c"
-    gcc -shared -fPIC -o "$runs/fault.so" "$runs/fault.c"
-    LD_PRELOAD="$runs/fault.so" stage backtrace 90 "${deberta[@]}" --out "$runs/deberta-trace"
+    gcc -shared -fPIC -o "$runs/fault_trace.so" scripts/gpu/fault_trace.c
+    LD_PRELOAD="$runs/fault_trace.so" stage backtrace 90 "${deberta[@]}" --out "$runs/deberta-trace"
     # Frames in mtbert itself ("mtbert(+0x...)") as functions and lines.
     grep -o 'mtbert(+0x[0-9a-f]*)' "$out/stages.log" | grep -o '0x[0-9a-f]*' |
       xargs -r addr2line -f -C -i -e "$build/mtbert" >>"$out/stages.log" 2>&1

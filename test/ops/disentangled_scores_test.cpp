@@ -244,9 +244,11 @@ TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
       Inputs in = make_inputs(c, dtype, 300 + n);
       auto grad = torch::randn({c.batch, c.heads, c.length, c.length}).to(dtype);
       auto run = [&](torch::Device device) {
+        // detach: to(kCPU) returns the tensor itself, which must not become
+        // the leaf (the CUDA run's copies of it would then be non-leaves).
         std::vector<torch::Tensor> leaves = {in.content.to(device), in.c2p.to(device), in.p2c.to(device),
                                              in.p2p.to(device)};
-        for (auto& t : leaves) t.requires_grad_(true);
+        for (auto& t : leaves) t = t.detach().requires_grad_(true);
         auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]),
                                             in.index.to(device), 0.7,
                                             opt(c.bias, in.bias.defined() ? in.bias.to(device) : in.bias), {}, {},
@@ -376,8 +378,8 @@ TEST_CASE("disentangled_scores with banded terms on CUDA equals CPU", "[ops][rel
   Banded bc = banded(in.c2p, in.index, 16, true), bp = banded(in.p2c, in.index, 16, false);
   auto grad = torch::randn({c.batch, c.heads, c.length, c.length});
   auto run = [&](torch::Device device) {
-    auto c2p = bc.band.to(device).requires_grad_(true), p2c = bp.band.to(device).requires_grad_(true);
-    auto p2p = in.p2p.to(device).requires_grad_(true);
+    auto c2p = bc.band.to(device).detach().requires_grad_(true), p2c = bp.band.to(device).detach().requires_grad_(true);
+    auto p2p = in.p2p.to(device).detach().requires_grad_(true);
     auto out = ops::disentangled_scores(in.content.to(device), c2p, p2c, in.index.to(device), 0.7,
                                         in.bias.to(device), bc.first, bp.first, p2p);
     out.backward(grad.to(device));
