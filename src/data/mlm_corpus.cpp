@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/input_file.h"
 #include "core/progress_bar.h"
+#include "core/remove_tree.h"
 #include "core/user_error.h"
 #include "data/task_data.h"
 
@@ -175,7 +176,7 @@ void TokenCache::build(const fs::path& folder, const fs::path& cache_root, const
                        const Tokenizer& tokenizer, int64_t max_length) {
   const fs::path tmp = cache_root / fmt::format("{}.tmp-{}", folder.filename().string(), ::getpid());
   std::error_code ec;
-  fs::remove_all(tmp, ec);
+  remove_tree(tmp, ec);
   fs::create_directories(tmp, ec);
   if (ec) throw UserError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
   try {
@@ -206,12 +207,12 @@ void TokenCache::build(const fs::path& folder, const fs::path& cache_root, const
     for (const auto& s : sources) meta["sources"].push_back({{"path", s.path.string()}, {"task", s.task_type}});
     write_text_atomically(tmp / "meta.json", meta.dump(2) + "\n");
   } catch (...) {
-    fs::remove_all(tmp, ec);
+    remove_tree(tmp, ec);
     throw;
   }
   fs::rename(tmp, folder, ec);
   // Another process may have built the same cache meanwhile: keep theirs.
-  if (ec) fs::remove_all(tmp, ec);
+  if (ec) remove_tree(tmp, ec);
 }
 
 void TokenCache::validate(int64_t max_length, int64_t vocab_size) {

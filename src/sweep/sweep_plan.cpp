@@ -8,6 +8,7 @@
 #include "config/resolved_diff.h"
 #include "core/input_file.h"
 #include "core/limits.h"
+#include "core/remove_tree.h"
 #include "core/user_error.h"
 #include "train/run_directory.h"
 
@@ -57,7 +58,7 @@ void clear_for_restart(const fs::path& folder) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder)) {
     if (entry.path() == run.train_log()) continue;
-    fs::remove_all(entry.path(), ec);
+    remove_tree(entry.path(), ec);
     if (ec) throw UserError(fmt::format("cannot clear {} to restart it: {}", entry.path().string(), ec.message()));
   }
 }

@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_file.h"
+#include "core/remove_tree.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -26,7 +27,7 @@ void RunDirectory::discard_unstarted(bool remove_root) const {
   std::error_code ec;
   if (!fs::is_directory(root_, ec)) return;
   for (const auto& entry : fs::directory_iterator(root_, ec))
-    if (entry.path() != train_log()) fs::remove_all(entry.path(), ec);
+    if (entry.path() != train_log()) remove_tree(entry.path(), ec);
   if (remove_root && fs::is_empty(root_, ec)) fs::remove(root_, ec);
 }
 
@@ -43,28 +44,28 @@ fs::path RunDirectory::checkpoint_to_read(const std::string& name) const {
 void RunDirectory::replace_checkpoint(const std::string& name, const std::function<void(const fs::path&)>& write) const {
   const fs::path target = checkpoint(name), tmp = checkpoint(name + ".tmp"), old = checkpoint(name + ".old");
   std::error_code ec;
-  fs::remove_all(tmp, ec);
+  remove_tree(tmp, ec);
   fs::create_directories(tmp, ec);
   if (ec) throw UserError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
   try {
     write(tmp);
   } catch (...) {
-    fs::remove_all(tmp, ec);  // <name> and <name>.old stay as they were
+    remove_tree(tmp, ec);  // <name> and <name>.old stay as they were
     throw;
   }
   // A previous interruption may have left only <name>.old: it is superseded now.
   if (fs::exists(target)) {
-    fs::remove_all(old, ec);
+    remove_tree(old, ec);
     fs::rename(target, old, ec);
     if (ec) throw UserError(fmt::format("cannot replace {}: {}", target.string(), ec.message()));
   }
   fs::rename(tmp, target, ec);
   if (ec) {
     const std::string reason = ec.message();
-    fs::remove_all(tmp, ec);  // <name>.old still holds the last good checkpoint
+    remove_tree(tmp, ec);  // <name>.old still holds the last good checkpoint
     throw UserError(fmt::format("cannot replace {}: {}", target.string(), reason));
   }
-  fs::remove_all(old, ec);
+  remove_tree(old, ec);
 }
 
 void RunDirectory::append_metrics(const nlohmann::json& row) const {

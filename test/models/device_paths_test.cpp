@@ -65,7 +65,10 @@ TEST_CASE("the parity fixtures give the reference outputs on CUDA", "[models][pa
 
 // Gradients, not weights after an AdamW step: AdamW's first step moves every
 // weight by about lr * sign(gradient), so a gradient of rounding-noise size
-// (1e-9 on one device, -1e-9 on the other) moves a weight by 2 * lr.
+// (1e-9 on one device, -1e-9 on the other) moves a weight by 2 * lr. And
+// against a random target: the mean square of a freshly initialised
+// LayerNorm's output is 1 whatever its input, which leaves every gradient
+// below it rounding noise.
 TEST_CASE("a training step on CUDA gives the CPU step's gradients (fp32)", "[models][cuda]") {
   if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
   const NoTf32 no_tf32;
@@ -82,10 +85,11 @@ TEST_CASE("a training step on CUDA gives the CPU step's gradients (fp32)", "[mod
     }
     gpu->to(torch::kCUDA);
     const TokenBatch batch = test::tiny_batch(3, 12, c.vocab_size);
+    const auto target = torch::randn({3, 12, c.hidden_size});
     auto backward = [&](BertModel& model, torch::Device device) {
       const TokenBatch in = batch.to(device);
       auto out = model(in.input_ids, in.attention_mask, c.type_vocab_size > 0 ? in.token_type_ids : torch::Tensor());
-      (out.last_hidden_state * in.attention_mask.unsqueeze(-1)).pow(2).mean().backward();
+      ((out.last_hidden_state - target.to(device)) * in.attention_mask.unsqueeze(-1)).pow(2).mean().backward();
     };
     backward(cpu, torch::kCPU);
     backward(gpu, torch::kCUDA);

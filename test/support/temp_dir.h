@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/remove_tree.h"
+
 namespace mtbert::test {
 
 class TempDir {
@@ -20,7 +22,7 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    remove_tree(path_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
