@@ -9,7 +9,7 @@
 #
 # Budget, on this project's 2-core VM (2026-11-25): the three small encoders
 # if they are missing (scripts/pretrain_small.sh: about 40 + 65 + 55 minutes
-# of pretraining and 20 minutes of fine-tuning comparisons), then 51
+# of pretraining and 20 minutes of fine-tuning comparisons), then 54
 # fine-tuning runs of about 2 minutes each (SST 800 / Quora 1,500 / STS 600
 # training examples, 2 epochs, the whole dev sets evaluated three times per
 # run): about 1 hour 45 minutes. So about 5 hours from a fresh clone, 1 hour
@@ -71,6 +71,7 @@ report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/de
   --against "pretrained with EMD"
 report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not-noemd" \
   --against "not pretrained (BERT weights, no EMD)"
+report experiments/tables/small/deberta_p2p.yaml deberta_table2 "$root/deberta_table2/p2p"
 # Each row of the final and DeBERTa tables adds one thing to the row above
 # it, and the PAL report reads its frozen rows against each other: the claims
 # of REPRODUCTION.md compare those pairs too.

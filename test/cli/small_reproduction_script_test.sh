@@ -3,7 +3,7 @@
 # made here (the committed quickstart tasks, a few lines as the Brown Corpus,
 # the fixtures' vocabulary as bert-base-uncased's): the three tiny encoders
 # pretrained through scripts/pretrain_small.sh (tiny model and budget in
-# PRETRAIN_OVERRIDES), all 51 runs of the three small sweeps on a few examples
+# PRETRAIN_OVERRIDES), all 54 runs of the three small sweeps on a few examples
 # (SWEEP_OVERRIDES), the tables with their intervals and the figures; a
 # second call trains nothing.
 set -euo pipefail
@@ -32,12 +32,13 @@ bash scripts/small_reproduction.sh "$dir/small" >"$dir/log" 2>&1 || { cat "$dir/
 for encoder in bert_small deberta_small deberta_small_noemd; do
   check "encoder $encoder" grep -q '"status": "finished"' "$dir/encoders/$encoder/summary.json"
 done
-check "51 finished runs" test "$(grep -l '"status": "finished"' "$dir"/small/*/*/summary.json | wc -l)" -eq 51
+check "54 finished runs" test "$(grep -l '"status": "finished"' "$dir"/small/*/*/summary.json | wc -l)" -eq 54
 check "a pretrained DeBERTa-style row loads its encoder" grep -qF "deberta_small_noemd/model" \
   "$dir/small/deberta_table2/pretrained_noemd-seed2/config.resolved.yaml"
 check "runs carry the small tag" grep -qF 'tags: ["small"]' "$dir/small/pal_table1/frozen-seed1/config.resolved.yaml"
 for table in final_table1/table pal_table1/table deberta_table2/table deberta_table2/pretrained \
-             deberta_table2/pretrained-vs-not deberta_table2/pretrained-vs-emd deberta_table2/pretrained-vs-not-noemd; do
+             deberta_table2/pretrained-vs-not deberta_table2/pretrained-vs-emd deberta_table2/pretrained-vs-not-noemd \
+             deberta_table2/p2p; do
   for extension in md csv tex; do check "$table.$extension" test -s "$dir/small/$table.$extension"; done
   check "figure of $table" test -s "$dir/small/figures/${table//\//-}.png"
 done

@@ -102,6 +102,7 @@ TEST_CASE("the small-scale sweeps run every paper row under the small overlay", 
   const std::vector<fs::path> overlay{experiments / "small.yaml"};
   std::vector<fs::path> tables = table_files();
   tables.push_back(experiments / "tables" / "small" / "deberta_pretrained.yaml");
+  tables.push_back(experiments / "tables" / "small" / "deberta_p2p.yaml");
   for (const auto& path : tables) {
     INFO(path.filename().string());
     const ReportTable table = load_report_table(path);
