@@ -98,3 +98,10 @@ done
 echo
 cat "$root/deberta_table2/pretrained.md"
 echo "tables: $root/*/*.{md,csv,tex}; figures: $figures"
+# REPRODUCTION.md's pair tables are copies of these runs' tables, and its
+# prose quotes their cells (scripts/reproduction_figures.py checks both).
+stale="$("$python" scripts/reproduction_figures.py --runs "$root" | wc -l)" || true
+if [ "$stale" -gt 0 ]; then
+  echo "REPRODUCTION.md: $stale pair-table rows or figures differ from these runs; copy the tables from $root" \
+    "(scripts/reproduction_figures.py --runs $root lists them)"
+fi
