@@ -64,9 +64,23 @@ void check_resume_config(const RunDirectory& run, bool force,
                               others.empty() ? "" : fmt::format(" (also changed: {})", fmt::join(others, ", "))));
 }
 
+namespace {
+
+// What a run that never started leaves: train.log (a sweep or a cluster job
+// opens it before starting the run), and the empty checkpoints/ and
+// predictions/ of RunDirectory::create(), made before config.resolved.yaml
+// (a run killed between the two must start again, not be refused).
+bool from_unstarted_run(const RunDirectory& run, const fs::directory_entry& entry) {
+  if (entry.path() == run.train_log()) return true;
+  if (entry.path() != run.checkpoints_dir() && entry.path() != run.predictions_dir()) return false;
+  std::error_code ec;
+  return entry.is_directory(ec) && fs::is_empty(entry.path(), ec);
+}
+
+}  // namespace
+
 // A run folder that must not be overwritten: say what to do instead. A folder
-// holding only train.log is fresh: a sweep or a cluster job opened the log
-// before starting the run.
+// holding only what an unstarted run leaves is fresh.
 void check_fresh_run_folder(const RunDirectory& run, const std::string& command) {
   const fs::path root = run.root();
   switch (inspect_run(root).status) {
@@ -87,11 +101,11 @@ void check_fresh_run_folder(const RunDirectory& run, const std::string& command)
       return;
   }
   if (!fs::exists(root)) return;
-  const bool only_log = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),
-                                                              [&](const fs::directory_entry& entry) {
-                                                                return entry.path() == run.train_log();
-                                                              });
-  if (!only_log)
+  const bool unstarted = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),
+                                                               [&](const fs::directory_entry& entry) {
+                                                                 return from_unstarted_run(run, entry);
+                                                               });
+  if (!unstarted)
     throw UserError(fmt::format("{} exists and is not a run folder; choose another --out", root.string()));
 }
 

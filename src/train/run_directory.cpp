@@ -17,7 +17,7 @@ RunDirectory::RunDirectory(fs::path root) : root_(std::move(root)) {}
 
 void RunDirectory::create() const {
   std::error_code ec;
-  for (const fs::path& dir : {root_, root_ / "checkpoints", predictions_dir()}) {
+  for (const fs::path& dir : {root_, checkpoints_dir(), predictions_dir()}) {
     fs::create_directories(dir, ec);
     if (ec) throw UserError(fmt::format("cannot create run folder {}: {}", dir.string(), ec.message()));
   }

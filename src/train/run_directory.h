@@ -37,7 +37,8 @@ class RunDirectory {
   // The encoder's HF-keyed config (after the experiment's overrides), so that
   // the run can be rebuilt without its pretrained folder.
   std::filesystem::path model_config() const { return root_ / "model_config.json"; }
-  std::filesystem::path checkpoint(const std::string& name) const { return root_ / "checkpoints" / name; }
+  std::filesystem::path checkpoints_dir() const { return root_ / "checkpoints"; }
+  std::filesystem::path checkpoint(const std::string& name) const { return checkpoints_dir() / name; }
   std::filesystem::path predictions_dir() const { return root_ / "predictions"; }
   // Written by whoever starts the run in the background (mtbert sweep, a Slurm
   // job), so it may exist before anything else does.

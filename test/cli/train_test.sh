@@ -43,6 +43,17 @@ expect_error_after_logs "a missing data file" "$dir/missing.csv" -- \
 check "  ... and leaves no run folder" test ! -e "$dir/r3"
 expect_error_after_logs "a finished run is not overwritten" "already holds a finished run" -- \
   train experiments/quickstart.yaml --out "$dir/run"
+# A run killed after making its folders and before writing its config (the
+# fault test's SIGKILL rounds met this window) starts again there; a folder
+# holding anything else is refused.
+mkdir -p "$dir/skeleton/checkpoints" "$dir/skeleton/predictions"
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" --out "$dir/skeleton" --no-progress >/dev/null 2>"$dir/skeleton.log" &&
+  ok "a run killed before its config starts again in its folder" ||
+  fail "a run killed before its config starts again in its folder: $(tail -1 "$dir/skeleton.log")"
+check "  ... and finishes" grep -q '"status": "finished"' "$dir/skeleton/summary.json"
+mkdir -p "$dir/foreign/predictions" && echo x >"$dir/foreign/predictions/mine.csv"
+expect_error_after_logs "a folder with other files is not taken over" "exists and is not a run folder" -- \
+  train experiments/quickstart.yaml "${tiny[@]}" --out "$dir/foreign"
 
 # SIGINT: a checkpoint, exit 130, then --resume finishes the run.
 "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=40 --out "$dir/int" --no-progress \
