@@ -11,18 +11,18 @@
 // embedding rows in use, and rel_index [2N-1] (int64, values in [0, S)) maps
 // a distance i - j onto its row: one table per sequence length, since DeBERTa's
 // relative positions (clamped or log-bucketed) depend on i - j only. Any
-// position term may be absent (pos_att_type).
+// position term may be absent (pos_att_type). The two gathered [B,H,N,N]
+// tensors of the public implementations are never materialised: one pass reads
+// both GEMM results and writes the scores. The backward pass sums each score's
+// gradient into the [B,H,N,S] gradients of c2p and p2c in a fixed order
+// (deterministic), passes it through to content, and sums it to bias's shape.
 //
 // p2p [H, 2N - 1], the position-to-position term, is one value per head and
 // distance: Qr_row(j,i) . Kr_row(i,j) involves no token, so it depends on
 // i - j only and the caller computes it for the 2N - 1 distances (the
 // [S, S] product Qr Kr^T is never formed). It needs neither rel_index nor a
 // band, and combines with full and banded c2p/p2c alike; its gradient is
-// summed over the batch and the scores of each distance, in a fixed order. The two gathered [B,H,N,N]
-// tensors of the public implementations are never materialised: one pass reads
-// both GEMM results and writes the scores. The backward pass sums each score's
-// gradient into the [B,H,N,S] gradients of c2p and p2c in a fixed order
-// (deterministic), passes it through to content, and sums it to bias's shape.
+// summed over the batch and the scores of each distance, in a fixed order.
 //
 // Banded terms. Query row i of c2p needs the rows r(i, j) of its N keys only,
 // N of the up to 2N - 1 (and key row j of p2c likewise): the position GEMMs

@@ -1,13 +1,13 @@
 // CUDA kernels of mtbert::disentangled_scores (see disentangled_scores.h).
 //
 // Forward: one thread per score, reading both GEMM results through the
-// distance table (and p2p by distance). Backward: each gradient slot [b,h,i,r] (and [b,h,j,r]) is
-// one thread summing, in a fixed order, the scores whose distance maps to
-// row r. The distances of each row come from a small table (the 2N - 1
-// distances sorted stably by row, with the offsets of each row), built per
-// call with ATen ops on the device: no atomics, so the result is
-// deterministic like the CPU kernel's. p2p's gradient: one thread per (head,
-// distance), summing over the batch and the rows in order.
+// distance table (and p2p by distance). Backward: each gradient slot
+// [b,h,i,r] (and [b,h,j,r]) is one thread summing, in a fixed order, the
+// scores whose distance maps to row r. The distances of each row come from a
+// small table (the 2N - 1 distances sorted stably by row, with the offsets of
+// each row), built per call with ATen ops on the device: no atomics, so the
+// result is deterministic like the CPU kernel's. p2p's gradient: one thread
+// per (head, distance), summing over the batch and the rows in order.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
