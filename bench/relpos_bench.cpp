@@ -175,7 +175,7 @@ void bench_op(bench::CountingAllocator& memory, bool quick, std::vector<int64_t>
       auto content = torch::randn({B, H, N, N});
       auto c2p = torch::randn({B, H, N, S}), p2c = torch::randn({B, H, N, S});
       auto bias = torch::zeros({B, 1, 1, N});
-      auto rows = row_matrix(rel.index, N);
+      auto rows = row_matrix(rel.plan->index(), N);
       const int repeats = quick ? 3 : 15;
 
       // Forward.
@@ -183,7 +183,7 @@ void bench_op(bench::CountingAllocator& memory, bool quick, std::vector<int64_t>
                              {{kNoSetup,
                                [&] {
                                  torch::NoGradGuard g;
-                                 ops::disentangled_scores(content, c2p, p2c, rel.index, 1.0, bias);
+                                 ops::disentangled_scores(content, c2p, p2c, rel.plan, 1.0, bias);
                                }},
                               {kNoSetup, [&] {
                                  torch::NoGradGuard g;
@@ -199,7 +199,7 @@ void bench_op(bench::CountingAllocator& memory, bool quick, std::vector<int64_t>
         return Candidate{[&, method] {
                            auto c = content.clone().requires_grad_(true), cp = c2p.clone().requires_grad_(true),
                                 pc = p2c.clone().requires_grad_(true);
-                           outs[method] = method == 0 ? ops::disentangled_scores(c, cp, pc, rel.index, 1.0, bias)
+                           outs[method] = method == 0 ? ops::disentangled_scores(c, cp, pc, rel.plan, 1.0, bias)
                                                       : gather_scores(c, cp, pc, rows, bias);
                          },
                          [&, method] { outs[method].backward(grad); }};
@@ -248,16 +248,10 @@ ModelConfig small_encoder(bool deberta, bool clamped, bool p2p = false) {
   c.intermediate_size = 1024;
   c.max_position_embeddings = 512;
   if (deberta) {
-    c.model_type = "deberta-v2";
+    use_deberta_v3_attention(c, p2p ? std::vector<std::string>{"p2c", "c2p", "p2p"}
+                                    : std::vector<std::string>{"p2c", "c2p"});
     c.type_vocab_size = 0;
-    c.relative_attention = true;
-    c.position_buckets = clamped ? -1 : 256;
-    c.max_relative_positions = 512;
-    c.pos_att_type = {"p2c", "c2p"};
-    if (p2p) c.pos_att_type.push_back("p2p");
-    c.share_att_key = true;
-    c.norm_rel_ebd = "layer_norm";
-    c.position_biased_input = false;
+    if (clamped) c.position_buckets = -1;
   }
   return c;
 }

@@ -146,18 +146,9 @@ ModelConfig model_config(const Shape& s, const BenchArgs& a) {
   c.num_attention_heads = s.heads;
   c.intermediate_size = s.intermediate;
   const auto terms = position_terms(a.positions);
-  if (!terms.empty()) {
-    // DeBERTa-v3's options, as bench/relpos_bench.cpp's step (token types kept:
-    // the pair batches carry them).
-    c.model_type = "deberta-v2";
-    c.relative_attention = true;
-    c.position_buckets = 256;
-    c.max_relative_positions = 512;
-    c.pos_att_type = terms;
-    c.share_att_key = true;
-    c.norm_rel_ebd = "layer_norm";
-    c.position_biased_input = false;
-  }
+  // DeBERTa-v3's options, as bench/relpos_bench.cpp's step (token types kept:
+  // the pair batches carry them).
+  if (!terms.empty()) use_deberta_v3_attention(c, terms);
   return c;
 }
 

@@ -26,8 +26,7 @@ void BertEncoderImpl::add_relative_positions(EncoderContext& ctx, int64_t length
   // slice equals slicing the normalized table).
   auto rows = rel_embeddings->weight.narrow(0, positions.first, positions.span);
   ctx.relative_embeddings = LayerNorm ? LayerNorm(rows) : rows;
-  ctx.relative_index = positions.index;
-  ctx.relative_band = positions.band;
+  ctx.relative_plan = positions.plan;
 }
 
 void BertEncoderImpl::set_banded_positions(bool banded) {

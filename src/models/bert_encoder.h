@@ -20,9 +20,9 @@ class BertEncoderImpl : public torch::nn::Module {
   // Runs the first `layers` layers (all of them when negative).
   torch::Tensor forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers = -1);
 
-  // Sets ctx.relative_embeddings, ctx.relative_index and ctx.relative_band
-  // for sequences of `length` on `device` (a no-op without relative
-  // attention). Once per forward pass: the layers (and EMD passes) share them.
+  // Sets ctx.relative_embeddings and ctx.relative_plan for sequences of
+  // `length` on `device` (a no-op without relative attention). Once per
+  // forward pass: the layers (and EMD passes) share them.
   void add_relative_positions(EncoderContext& ctx, int64_t length, const torch::Device& device);
 
   // Banded position GEMMs where they pay (the default) or never; for

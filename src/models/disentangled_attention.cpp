@@ -50,9 +50,9 @@ torch::Tensor DisentangledSelfAttentionImpl::full_product(const torch::Tensor& t
 // [B, heads, tiles, T, W]. At N = 128 a window is 159 of 255 rows.
 torch::Tensor DisentangledSelfAttentionImpl::banded_product(const torch::Tensor& tokens, const torch::Tensor& rel,
                                                             const torch::Tensor& window_rows,
-                                                            const RelativeBand& band) const {
-  const int64_t batch = tokens.size(0), len = tokens.size(1), tile = band.tile_rows, width = band.width;
-  const int64_t tiles = (len + tile - 1) / tile;
+                                                            const ops::RelativePlan& plan) const {
+  const int64_t batch = tokens.size(0), len = tokens.size(1), tile = plan.tile_rows(), width = plan.width();
+  const int64_t tiles = plan.tiles();
   auto x = tokens.view({batch, len, heads_, head_dim_});
   if (tiles * tile > len) x = torch::constant_pad_nd(x, {0, 0, 0, 0, 0, tiles * tile - len});
   x = x.view({batch, tiles, tile, heads_, head_dim_}).permute({3, 1, 0, 2, 4}).reshape({-1, batch * tile, head_dim_});
@@ -90,26 +90,25 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
 
   torch::Tensor scores;
   if (relative_ && (c2p_ || p2c_ || p2p_)) {
-    TORCH_CHECK(ctx.relative_embeddings.defined() && ctx.relative_index.defined(),
+    TORCH_CHECK(ctx.relative_embeddings.defined() && ctx.relative_plan,
                 "disentangled attention needs the relative positions in its EncoderContext "
                 "(BertEncoder::add_relative_positions)");
+    const ops::RelativePlan& plan = *ctx.relative_plan;
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     torch::Tensor rel_keys, rel_queries;  // [S, H]
     if (c2p_ || p2p_) rel_keys = share_att_key_ ? key(rel) : pos_key_proj(rel);
     if (p2c_ || p2p_) rel_queries = (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_;
-    const RelativeBand& band = ctx.relative_band;
-    const bool banded = band.tile_rows > 0;  // else the band's first-row lists are empty
     c10::optional<torch::Tensor> c2p, p2c, p2p;
     if (c2p_)
-      c2p = banded ? banded_product(q_tokens, rel_keys, band.c2p_rows, band) : full_product(q_tokens, rel_keys);
+      c2p = plan.banded() ? banded_product(q_tokens, rel_keys, plan.c2p_rows(), plan) : full_product(q_tokens, rel_keys);
     if (p2c_)
-      p2c = banded ? banded_product(k_tokens, rel_queries, band.p2c_rows, band) : full_product(k_tokens, rel_queries);
-    if (p2p_) p2p = distance_product(rel_queries, rel_keys, ctx.relative_index);
-    scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_index, 1.0,
+      p2c = plan.banded() ? banded_product(k_tokens, rel_queries, plan.p2c_rows(), plan)
+                          : full_product(k_tokens, rel_queries);
+    if (p2p_) p2p = distance_product(rel_queries, rel_keys, plan.index());
+    scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_plan, 1.0,
                                       ctx.attention_bias.defined() ? c10::optional<torch::Tensor>(ctx.attention_bias)
                                                                    : c10::nullopt,
-                                      c2p_ ? at::IntArrayRef(band.c2p_first) : at::IntArrayRef(),
-                                      p2c_ ? at::IntArrayRef(band.p2c_first) : at::IntArrayRef(), p2p);
+                                      p2p);
   } else {
     scores = ctx.attention_bias.defined() ? content + ctx.attention_bias : content;
   }

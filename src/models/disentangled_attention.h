@@ -50,7 +50,7 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
   // the banded [B, heads, tiles, T, W] (ops/disentangled_scores.h).
   torch::Tensor full_product(const torch::Tensor& tokens, const torch::Tensor& rel) const;
   torch::Tensor banded_product(const torch::Tensor& tokens, const torch::Tensor& rel, const torch::Tensor& window_rows,
-                               const RelativeBand& band) const;
+                               const ops::RelativePlan& plan) const;
   // The p2p term per head and distance, [heads, 2N - 1].
   torch::Tensor distance_product(const torch::Tensor& rel_queries, const torch::Tensor& rel_keys,
                                  const torch::Tensor& index) const;

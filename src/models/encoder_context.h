@@ -6,19 +6,9 @@
 
 #include <torch/types.h>
 
-namespace mtbert {
+#include "ops/relative_plan.h"
 
-// The banded position GEMMs of disentangled attention for one sequence
-// length (see ops/disentangled_scores.h): query rows (c2p) and key rows (p2c)
-// in tiles of `tile_rows`, tile t using the `width` relative rows from
-// c2p_first[t] (p2c_first[t]); c2p_rows / p2c_rows [tiles * width] (int64, on
-// the model's device) list those rows, to gather each tile's window of the
-// projected relative embeddings. tile_rows 0: the full products.
-struct RelativeBand {
-  int64_t tile_rows = 0, width = 0;
-  std::vector<int64_t> c2p_first, p2c_first;
-  torch::Tensor c2p_rows, p2c_rows;
-};
+namespace mtbert {
 
 struct EncoderContext {
   // Additive attention bias broadcastable to [B, heads, N, N]: 0 where a key
@@ -28,10 +18,10 @@ struct EncoderContext {
   // Disentangled attention (empty otherwise), set by the encoder once per
   // forward pass: the rows of the relative embedding table this sequence
   // length uses ([span, H], LayerNorm-ed when the config says so), and the
-  // [2N - 1] row of each distance within them (see relative_position.h).
+  // op's plan for this length: the row of each distance within them, and the
+  // band of the position GEMMs where it pays (see relative_position.h).
   torch::Tensor relative_embeddings;
-  torch::Tensor relative_index;
-  RelativeBand relative_band;
+  ops::RelativePlanPtr relative_plan;
 
   // When set, each layer appends its attention probabilities [B, heads, N, N].
   std::vector<torch::Tensor>* attention_probs = nullptr;

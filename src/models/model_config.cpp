@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -310,6 +311,17 @@ nlohmann::json model_config_to_json(const ModelConfig& c) {
   }
   if (c.emd_layers > 0) json["emd_layers"] = c.emd_layers;
   return json;
+}
+
+void use_deberta_v3_attention(ModelConfig& c, std::vector<std::string> pos_att_type) {
+  c.model_type = "deberta-v2";
+  c.relative_attention = true;
+  c.position_buckets = 256;
+  c.max_relative_positions = 512;
+  c.pos_att_type = std::move(pos_att_type);
+  c.share_att_key = true;
+  c.norm_rel_ebd = "layer_norm";
+  c.position_biased_input = false;
 }
 
 const std::vector<std::string>& model_config_keys() {

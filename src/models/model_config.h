@@ -113,6 +113,13 @@ ModelConfig read_model_config(const std::filesystem::path& config_json);
 // The HF-keyed JSON of a config (what a model folder's config.json holds).
 nlohmann::json model_config_to_json(const ModelConfig& config);
 
+// DeBERTa-v3's attention on any shape: disentangled attention with the given
+// position terms, log-bucketed distances (256 buckets, max 512), position
+// projections shared with the content ones, LayerNorm-ed relative embeddings,
+// no absolute positions; token types left as they are. The benchmarks'
+// DeBERTa-style encoder.
+void use_deberta_v3_attention(ModelConfig& config, std::vector<std::string> pos_att_type);
+
 // The keys model_config_from_json reads: overrides of a model folder's config
 // may only use these.
 const std::vector<std::string>& model_config_keys();

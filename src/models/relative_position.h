@@ -19,8 +19,8 @@
 
 #include <torch/types.h>
 
-#include "models/encoder_context.h"
 #include "models/model_config.h"
+#include "ops/relative_plan.h"
 
 namespace mtbert {
 
@@ -34,12 +34,12 @@ namespace mtbert {
 torch::Tensor log_bucket_position(const torch::Tensor& distance, int64_t bucket_size, int64_t max_position);
 
 struct RelativePositions {
-  // [2N - 1] int64 on the model's device: entry i - j + N - 1 holds
-  // row(i, j) - first, the operand mtbert::ops::disentangled_scores takes.
-  torch::Tensor index;
+  // The op's plan (ops/relative_plan.h), on the model's device: its index
+  // [2N - 1] holds row(i, j) - first for entry i - j + N - 1, and it carries
+  // the band of the banded position GEMMs where they pay at this length.
+  ops::RelativePlanPtr plan;
   int64_t first = 0;  // first row of the relative embedding table in use
   int64_t span = 0;   // rows in use
-  RelativeBand band;  // the tiles of the banded position GEMMs at this length
 };
 
 // The banded position GEMMs: tiles of kBandTileRows rows, used where each
@@ -50,20 +50,15 @@ struct RelativePositions {
 constexpr int64_t kBandTileRows = 32;
 constexpr double kBandMaxWidthShare = 0.65;
 
-// The band of a [2N - 1] row table (on the CPU) for tiles of `tile_rows`, on
-// `device`: each tile's window is the smallest block of rows holding every
-// row its queries (c2p) or keys (p2c) use; all windows get the widest one's
-// width, shifted down where they would pass the last row.
-RelativeBand relative_band(const torch::Tensor& index, int64_t tile_rows, const torch::Device& device);
-
-// The table above (and its band) for the sequence lengths a model meets,
-// built once per (length, device) on that device and kept. Safe to
-// share between threads.
+// The positions above for the sequence lengths a model meets, built once per
+// (length, device) on that device and kept; never inference tensors, so that
+// positions first built during evaluation serve training too. Safe to share
+// between threads.
 class RelativePositionCache {
  public:
   explicit RelativePositionCache(const ModelConfig& config);
   RelativePositions get(int64_t length, const torch::Device& device);
-  // Whether to band where it pays (the default) or never (drops the tables
+  // Whether to band where it pays (the default) or never (drops the plans
   // built). For benchmarks of the band itself.
   void set_banded(bool banded);
 

@@ -4,7 +4,7 @@
 //   out[b,h,i,j] = content[b,h,i,j]
 //                + scale * (c2p[b,h,i,r(i,j)] + p2c[b,h,j,r(i,j)] + p2p[h,i - j + N - 1])
 //                + bias[b,h,i,j]                      (bias broadcast, optional)
-//   r(i,j)       = rel_index[i - j + N - 1]
+//   r(i,j)       = rel_index[i - j + N - 1]   (the plan's index)
 //
 // content [B,H,N,N] holds the content-to-content scores, c2p = Qc Kr^T and
 // p2c = Kc Qr^T [B,H,N,S] the two position GEMMs over the S relative
@@ -20,22 +20,28 @@
 // p2p [H, 2N - 1], the position-to-position term, is one value per head and
 // distance: Qr_row(j,i) . Kr_row(i,j) involves no token, so it depends on
 // i - j only and the caller computes it for the 2N - 1 distances (the
-// [S, S] product Qr Kr^T is never formed). It needs neither rel_index nor a
+// [S, S] product Qr Kr^T is never formed). It reads no row table and no
 // band, and combines with full and banded c2p/p2c alike; its gradient is
 // summed over the batch and the scores of each distance, in a fixed order.
+//
+// Relative plan. Everything per sequence length comes in one immutable
+// RelativePlan (relative_plan.h): the table of rows (rel_index above), the
+// windows of banded terms, and the backward's summation order, validated when
+// the plan is made. Callers make one plan per length and keep it (the model
+// does: RelativePositionCache); the op keeps nothing between calls.
 //
 // Banded terms. Query row i of c2p needs the rows r(i, j) of its N keys only,
 // N of the up to 2N - 1 (and key row j of p2c likewise): the position GEMMs
 // can be computed per tile of T rows against the window of W rows that tile
 // needs. A term may then be given as [B, H, tiles, T, W] (tiles * T >= N;
-// rows past N are padding) with `c2p_first` / `p2c_first` naming the first
-// relative row of each tile's window:
+// rows past N are padding), the plan's band naming the first relative row of
+// each tile's window:
 //
-//   c2p[b,h,i,r] = c2p_band[b,h,i / T,i % T, r - c2p_first[i / T]]
+//   c2p[b,h,i,r] = c2p_band[b,h,i / T,i % T, r - plan.c2p_first()[i / T]]
 //
-// Every r(i, j) must fall in its row's window (a c10::Error otherwise; on
-// CUDA checked once per index tensor and layout, on the host); the gradient
-// of a banded term comes back in its layout (padding rows zero).
+// The plan's windows hold every row their tiles use, so nothing is checked
+// per call but the shapes; the gradient of a banded term comes back in its
+// layout (padding rows zero).
 //
 // Dtypes float, double, half and bfloat16 (all inputs alike, except under
 // autocast, where the terms and the bias are cast to content's dtype); half and
@@ -44,17 +50,20 @@
 // = the dtype's lowest value) never turns into -inf and a fully masked row
 // never into NaN. Kernels: CPU (at::parallel_for) and CUDA (when built with
 // it). Inputs may be strided views; the output is contiguous.
-#include <c10/util/ArrayRef.h>
 #include <c10/util/Optional.h>
 
 #include <ATen/core/Tensor.h>
 
+#include "ops/relative_plan.h"
+
 namespace mtbert::ops {
 
+// Every term is optional; `plan` is required (it gives N even for p2p alone).
+// The backward refuses double backward (create_graph through the position
+// terms) with an error rather than building no second-order graph.
 at::Tensor disentangled_scores(const at::Tensor& content, const c10::optional<at::Tensor>& c2p,
-                               const c10::optional<at::Tensor>& p2c, const at::Tensor& rel_index, double scale,
+                               const c10::optional<at::Tensor>& p2c, const RelativePlanPtr& plan, double scale,
                                const c10::optional<at::Tensor>& bias = c10::nullopt,
-                               at::IntArrayRef c2p_first = {}, at::IntArrayRef p2c_first = {},
                                const c10::optional<at::Tensor>& p2p = c10::nullopt);
 
 }  // namespace mtbert::ops

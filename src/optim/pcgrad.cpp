@@ -55,10 +55,26 @@ torch::Tensor weighted_sum(const std::vector<torch::Tensor>& grads, const std::v
   return out;
 }
 
-void check_grads(const std::vector<torch::Tensor>& grads) {
+// The surgery on flat task gradients, for pcgrad_combine and
+// PcgradAccumulator::apply alike: the combined gradient, and how many
+// unordered pairs of original gradients conflict (g_i . g_j < 0).
+struct Surgery {
+  torch::Tensor combined;
+  int64_t conflicts = 0;
+};
+
+Surgery surgery(const std::vector<torch::Tensor>& grads, const std::vector<std::vector<int64_t>>& orders,
+                PcgradReduction reduction) {
   TORCH_CHECK(!grads.empty(), "pcgrad: no task gradients");
   for (const auto& g : grads)
     TORCH_CHECK(g.dim() == 1 && g.sizes() == grads[0].sizes(), "pcgrad: task gradients must be flat and of equal size");
+  torch::NoGradGuard no_grad;
+  const auto gram = gram_matrix(grads);
+  Surgery s;
+  for (size_t i = 0; i < gram.size(); ++i)
+    for (size_t j = i + 1; j < gram.size(); ++j) s.conflicts += gram[i][j] < 0;
+  s.combined = weighted_sum(grads, combination_weights(gram, orders, reduction));
+  return s;
 }
 
 }  // namespace
@@ -77,9 +93,7 @@ std::vector<std::vector<int64_t>> pcgrad_orders(int64_t num_tasks, std::mt19937_
 
 torch::Tensor pcgrad_combine(const std::vector<torch::Tensor>& task_grads,
                              const std::vector<std::vector<int64_t>>& orders, PcgradReduction reduction) {
-  check_grads(task_grads);
-  torch::NoGradGuard no_grad;
-  return weighted_sum(task_grads, combination_weights(gram_matrix(task_grads), orders, reduction));
+  return surgery(task_grads, orders, reduction).combined;
 }
 
 torch::Tensor pcgrad_combine(const std::vector<torch::Tensor>& task_grads, PcgradReduction reduction,
@@ -115,14 +129,11 @@ void PcgradAccumulator::capture_task_gradient() {
 void PcgradAccumulator::apply(PcgradReduction reduction, std::mt19937_64& rng) {
   last_conflicts_ = 0;
   if (shared_.empty()) return;
-  check_grads(task_grads_);
-  torch::NoGradGuard no_grad;
-  const auto gram = gram_matrix(task_grads_);
-  const auto t = static_cast<int64_t>(task_grads_.size());
-  for (int64_t i = 0; i < t; ++i)
-    for (int64_t j = i + 1; j < t; ++j) last_conflicts_ += gram[i][j] < 0;
-  auto combined = weighted_sum(task_grads_, combination_weights(gram, pcgrad_orders(t, rng), reduction));
+  const Surgery s = surgery(task_grads_, pcgrad_orders(static_cast<int64_t>(task_grads_.size()), rng), reduction);
+  last_conflicts_ = s.conflicts;
+  const torch::Tensor& combined = s.combined;
   task_grads_.clear();
+  torch::NoGradGuard no_grad;
   int64_t offset = 0;
   for (auto& p : shared_) {
     auto slice = combined.narrow(0, offset, p.numel()).view_as(p);

@@ -1,5 +1,7 @@
 #include "train/smart.h"
 
+#include <functional>
+
 #include <torch/torch.h>
 
 namespace mtbert {
@@ -129,13 +131,24 @@ MomentumTeacher::MomentumTeacher(const MultitaskModel& model) : teacher_(model->
 void MomentumTeacher::update(const MultitaskModel& model, double beta) {
   TORCH_CHECK(beta >= 0 && beta <= 1, "MomentumTeacher: beta must be in [0, 1], got ", beta);
   torch::NoGradGuard no_grad;
-  auto student = model->parameters();
-  auto teacher = teacher_->parameters();
-  TORCH_CHECK(student.size() == teacher.size(), "MomentumTeacher: the model's architecture changed");
-  for (size_t i = 0; i < teacher.size(); ++i) teacher[i].mul_(beta).add_(student[i] * (1.0 - beta));
-  auto student_buffers = model->buffers();
-  auto teacher_buffers = teacher_->buffers();
-  for (size_t i = 0; i < teacher_buffers.size(); ++i) teacher_buffers[i].copy_(student_buffers[i]);
+  // Paired by name, not by position: the teacher is a copy of the model, and
+  // a module registered in another order must not average unrelated weights.
+  auto pair_up = [](const torch::OrderedDict<std::string, torch::Tensor>& student,
+                    const torch::OrderedDict<std::string, torch::Tensor>& teacher, const char* what,
+                    const std::function<void(torch::Tensor&, const torch::Tensor&)>& update) {
+    TORCH_CHECK(student.size() == teacher.size(), "MomentumTeacher: the model has ", student.size(), " ", what,
+                ", its teacher ", teacher.size());
+    for (const auto& item : teacher) {
+      const torch::Tensor* source = student.find(item.key());
+      TORCH_CHECK(source, "MomentumTeacher: the model has no ", what, " named ", item.key());
+      torch::Tensor target = item.value();
+      update(target, *source);
+    }
+  };
+  pair_up(model->named_parameters(), teacher_->named_parameters(), "parameters",
+          [beta](torch::Tensor& t, const torch::Tensor& s) { t.mul_(beta).add_(s * (1.0 - beta)); });
+  pair_up(model->named_buffers(), teacher_->named_buffers(), "buffers",
+          [](torch::Tensor& t, const torch::Tensor& s) { t.copy_(s); });
 }
 
 torch::Tensor MomentumTeacher::bregman_term(MultitaskModel& model, const std::string& task,

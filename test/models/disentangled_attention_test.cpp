@@ -155,7 +155,7 @@ TEST_CASE("a DeBERTa-style model trains under bf16 autocast, padded, banded or n
     for (const bool p2p : {false, true}) {
       DYNAMIC_SECTION("N = " << len << (p2p ? ", all four terms" : "")) {
         c.pos_att_type = p2p ? std::vector<std::string>{"c2p", "p2c", "p2p"} : std::vector<std::string>{"c2p", "p2c"};
-        CHECK((RelativePositionCache(c).get(len, torch::kCPU).band.tile_rows > 0) == (len == 128));
+        CHECK(RelativePositionCache(c).get(len, torch::kCPU).plan->banded() == (len == 128));
         torch::manual_seed(3);
         BertModel model(c, BertModelOptions{false});
         model->train();
@@ -214,14 +214,14 @@ TEST_CASE("banded position GEMMs equal the full products, forward and backward",
     const int64_t length = 100;
     RelativePositionCache cache(c);
     const RelativePositions positions = cache.get(length, torch::kCPU);
-    const RelativeBand band = relative_band(positions.index, kBandTileRows, torch::kCPU);
+    const auto& index = positions.plan->index();
+    const auto band = ops::make_relative_plan(index, kBandTileRows);
     auto hidden = torch::randn({3, length, c.hidden_size});
     auto relative = torch::randn({positions.span, c.hidden_size});
-    auto run = [&](const RelativeBand& band) {
+    auto run = [&](const ops::RelativePlanPtr& plan) {
       EncoderContext ctx;
       ctx.relative_embeddings = relative.clone().requires_grad_(true);
-      ctx.relative_index = positions.index;
-      ctx.relative_band = band;
+      ctx.relative_plan = plan;
       auto mask = torch::ones({3, length}, torch::kLong);
       mask.index_put_({1, torch::indexing::Slice(60, length)}, 0);
       ctx.attention_bias = attention_bias_from_mask(mask, torch::kFloat);
@@ -234,10 +234,11 @@ TEST_CASE("banded position GEMMs equal the full products, forward and backward",
       return result;
     };
     // Tiles of 7 rows: 100 is no multiple, so the last tile is padded.
-    const auto full = run(RelativeBand{}), banded = run(band),
-               odd = run(relative_band(positions.index, 7, torch::kCPU));
-    INFO("buckets " << v.buckets << ", p2p " << v.p2p << ", span " << positions.span << ", band width " << band.width);
-    CHECK(band.width < positions.span);
+    const auto full = run(ops::make_relative_plan(index)), banded = run(band),
+               odd = run(ops::make_relative_plan(index, 7));
+    INFO("buckets " << v.buckets << ", p2p " << v.p2p << ", span " << positions.span << ", band width "
+                    << band->width());
+    CHECK(band->width() < positions.span);
     for (size_t k = 0; k < full.size(); ++k) {
       INFO("output " << k);
       CHECK(torch::allclose(banded[k], full[k], 1e-4, 1e-5));

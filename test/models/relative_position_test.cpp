@@ -62,7 +62,7 @@ TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k
     CHECK(p.first == 10 - 3);
     CHECK(p.span == 7);
     // Distances -3..3 -> rows 7..13 -> shifted 0..6.
-    CHECK(torch::equal(p.index, torch::arange(7, torch::kLong)));
+    CHECK(torch::equal(p.plan->index(), torch::arange(7, torch::kLong)));
   }
   SECTION("N > k: distances beyond k share the end rows") {
     c.max_relative_positions = 3;
@@ -71,7 +71,7 @@ TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k
     CHECK(p.first == 0);
     CHECK(p.span == 6);
     // Distances -5..5 -> clamp(d + 3, 0, 5).
-    CHECK(torch::equal(p.index, torch::tensor({0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5}, torch::kLong)));
+    CHECK(torch::equal(p.plan->index(), torch::tensor({0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5}, torch::kLong)));
   }
   SECTION("log buckets") {
     c.position_buckets = 8;
@@ -81,44 +81,60 @@ TEST_CASE("relative position tables are the used rows of clamp(bucket(i - j) + k
     // Distances -11..11 bucket to -6..6 (see the hand values above), rows 8 + b.
     CHECK(p.first == 2);
     CHECK(p.span == 13);
-    CHECK(p.index[0].item<int64_t>() == 0);                    // d = -11 -> -6
-    CHECK(p.index[11].item<int64_t>() == 6);                   // d = 0
-    CHECK(p.index[11 + 5].item<int64_t>() == 6 + 5);           // d = 5 -> 5
-    CHECK(p.index[11 + 9].item<int64_t>() == 6 + 6);           // d = 9 -> 6
+    CHECK(p.plan->index()[0].item<int64_t>() == 0);                    // d = -11 -> -6
+    CHECK(p.plan->index()[11].item<int64_t>() == 6);                   // d = 0
+    CHECK(p.plan->index()[11 + 5].item<int64_t>() == 6 + 5);           // d = 5 -> 5
+    CHECK(p.plan->index()[11 + 9].item<int64_t>() == 6 + 6);           // d = 9 -> 6
   }
   SECTION("an empty sequence") {
     RelativePositionCache cache(c);
     auto p = cache.get(0, torch::kCPU);
-    CHECK(p.index.numel() == 0);
+    CHECK(p.plan->index().numel() == 0);
     CHECK(p.span == 0);
   }
   SECTION("built once per length and device") {
     c.max_relative_positions = 8;
     RelativePositionCache cache(c);
     auto a = cache.get(5, torch::kCPU), b = cache.get(5, torch::kCPU), other = cache.get(6, torch::kCPU);
-    CHECK(a.index.data_ptr() == b.index.data_ptr());
-    CHECK(other.index.size(0) == 11);
+    CHECK(a.plan.get() == b.plan.get());
+    CHECK(other.plan->index().size(0) == 11);
   }
 }
 
 TEST_CASE("the band of the position GEMMs: each tile's window, worked out by hand", "[models][relpos]") {
   // N = 6, clamped at k = 3: rows of distances -5..5 are 0 0 0 1 2 3 4 5 5 5 5.
   auto index = torch::tensor({0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5}, torch::kLong);
-  const RelativeBand band = relative_band(index, 4, torch::kCPU);
-  CHECK(band.tile_rows == 4);
+  const auto band = ops::make_relative_plan(index, 4);
+  CHECK(band->tile_rows() == 4);
   // Queries 0-3 read entries 0..8 (rows 0..5), queries 4-5 entries 4..9 (rows
   // 2..5); keys 0-3 entries 2..10 (rows 0..5), keys 4-5 entries 0..6 (rows 0..4).
-  CHECK(band.width == 6);
-  CHECK(band.c2p_first == std::vector<int64_t>{0, 0});
-  CHECK(band.p2c_first == std::vector<int64_t>{0, 0});
+  CHECK(band->width() == 6);
+  CHECK(band->c2p_first() == std::vector<int64_t>{0, 0});
+  CHECK(band->p2c_first() == std::vector<int64_t>{0, 0});
   // At N = 128 unclamped (k = 256) a tile of 32 rows needs 32 + 127 = 159 of
   // the 255 rows, its window 32 rows further along per tile.
   auto wide = torch::arange(255, torch::kLong);
-  const RelativeBand b = relative_band(wide, 32, torch::kCPU);
-  CHECK(b.width == 159);
-  CHECK(b.c2p_first == std::vector<int64_t>{0, 32, 64, 96});
-  CHECK(b.p2c_first == std::vector<int64_t>{96, 64, 32, 0});
-  CHECK(torch::equal(b.c2p_rows.narrow(0, 159, 159), torch::arange(32, 191, torch::kLong)));
+  const auto b = ops::make_relative_plan(wide, 32);
+  CHECK(b->width() == 159);
+  CHECK(b->c2p_first() == std::vector<int64_t>{0, 32, 64, 96});
+  CHECK(b->p2c_first() == std::vector<int64_t>{96, 64, 32, 0});
+  CHECK(torch::equal(b->c2p_rows().narrow(0, 159, 159), torch::arange(32, 191, torch::kLong)));
+}
+
+TEST_CASE("relative positions first built under InferenceMode serve training", "[models][relpos]") {
+  ModelConfig c = relative_config(64);
+  RelativePositionCache cache(c);
+  {
+    c10::InferenceMode inference;
+    cache.get(70, torch::kCPU);
+  }
+  const auto p = cache.get(70, torch::kCPU);
+  CHECK_FALSE(p.plan->index().is_inference());
+  CHECK_FALSE(p.plan->c2p_rows().is_inference());
+  // A gather that autograd records saves the index.
+  auto table = torch::randn({p.span, 4}, torch::requires_grad());
+  table.index_select(0, p.plan->index()).sum().backward();
+  CHECK(table.grad().sum().item<double>() == Approx(139.0 * 4));
 }
 
 TEST_CASE("the model bands its position GEMMs only where the windows are narrow", "[models][relpos]") {
@@ -128,14 +144,14 @@ TEST_CASE("the model bands its position GEMMs only where the windows are narrow"
   // N = 256, 276 of 385 (the buckets compress the far distances).
   c.position_buckets = 256;
   RelativePositionCache buckets(c);
-  CHECK(buckets.get(128, torch::kCPU).band.width == 159);
-  CHECK(buckets.get(256, torch::kCPU).band.tile_rows == 0);
-  CHECK(buckets.get(32, torch::kCPU).band.tile_rows == 0);  // a single tile
+  CHECK(buckets.get(128, torch::kCPU).plan->width() == 159);
+  CHECK(buckets.get(256, torch::kCPU).plan->tile_rows() == 0);
+  CHECK(buckets.get(32, torch::kCPU).plan->tile_rows() == 0);  // a single tile
   // Clamped distances: windows of 32 + N - 1 of 2N - 1 rows.
   c.position_buckets = -1;
   RelativePositionCache clamped(c);
-  CHECK(clamped.get(256, torch::kCPU).band.width == 287);
-  CHECK(clamped.get(512, torch::kCPU).band.width == 543);
+  CHECK(clamped.get(256, torch::kCPU).plan->width() == 287);
+  CHECK(clamped.get(512, torch::kCPU).plan->width() == 543);
   clamped.set_banded(false);
-  CHECK(clamped.get(512, torch::kCPU).band.tile_rows == 0);
+  CHECK(clamped.get(512, torch::kCPU).plan->tile_rows() == 0);
 }

@@ -1,7 +1,9 @@
 // mtbert::disentangled_scores against a plain torch::gather implementation
 // (the public implementations' approach: gather each [B,H,N,N] term from the
 // [B,H,N,S] GEMM results, then add), forward and backward, on random shapes
-// and every dtype; gradcheck in double; CUDA against CPU where a GPU exists.
+// and every dtype; gradcheck in double; CUDA against CPU where a GPU exists;
+// the relative plan (ops/relative_plan.h): its windows and order worked out
+// independently, and what it refuses.
 #include <limits>
 #include <torch/torch.h>
 
@@ -23,6 +25,10 @@ torch::Tensor deberta_index(int64_t n, int64_t k) {
 }
 
 int64_t span_of(const torch::Tensor& index) { return index.max().item<int64_t>() + 1; }
+
+ops::RelativePlanPtr plan_of(const torch::Tensor& index, int64_t tile_rows = 0) {
+  return ops::make_relative_plan(index, tile_rows);
+}
 
 // The [N, N] matrix of rows: entry (i, j) = index[i - j + N - 1].
 torch::Tensor row_matrix(const torch::Tensor& index, int64_t n) {
@@ -120,8 +126,8 @@ TEST_CASE("disentangled_scores equals the gather formulation, forward and backwa
         Inputs in = make_inputs(c, tol.dtype, 100 + n);
         std::vector<torch::Tensor> leaves = {in.content, in.c2p, in.p2c, in.p2p};
         for (auto& t : leaves) t.requires_grad_(true);
-        auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]), in.index, 0.7,
-                                            opt(c.bias, in.bias), {}, {}, opt(c.p2p, leaves[3]));
+        auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]),
+                                            plan_of(in.index), 0.7, opt(c.bias, in.bias), opt(c.p2p, leaves[3]));
         // The reference in double from the same (rounded) inputs.
         std::vector<torch::Tensor> ref_leaves;
         for (auto& t : leaves) ref_leaves.push_back(t.detach().to(torch::kDouble).requires_grad_(true));
@@ -159,11 +165,11 @@ TEST_CASE("disentangled_scores passes gradcheck in double", "[ops][relpos][gradc
     Inputs in = make_inputs(c, torch::kDouble, 7);
     // A bias with gradient too (the op sums it back to its broadcast shape).
     auto bias = torch::randn({c.batch, 1, c.length, c.length}, torch::kDouble);
+    const auto plan = plan_of(in.index);
     auto f = [&](const std::vector<torch::Tensor>& x) {
-      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4], {}, {}, opt(c.p2p, x[5]));
+      return ops::disentangled_scores(x[0], x[1], x[2], plan, 0.37, x[3], opt(c.p2p, x[4]));
     };
-    auto result = test::gradcheck(f, {in.content, in.c2p, in.p2c, in.index, bias, in.p2p},
-                                  {true, true, true, false, true, c.p2p});
+    auto result = test::gradcheck(f, {in.content, in.c2p, in.p2c, bias, in.p2p}, {true, true, true, true, c.p2p});
     INFO(result.worst);
     std::cout << "gradcheck B=" << c.batch << " H=" << c.heads << " N=" << c.length << (c.p2p ? " with p2p" : "")
               << ": " << result.entries
@@ -182,7 +188,7 @@ TEST_CASE("disentangled_scores backward is deterministic on CPU", "[ops][relpos]
   for (int run = 0; run < 3; ++run) {
     auto c2p = in.c2p.clone().requires_grad_(true), p2c = in.p2c.clone().requires_grad_(true);
     auto p2p = in.p2p.clone().requires_grad_(true);
-    ops::disentangled_scores(in.content, c2p, p2c, in.index, 1.0, in.bias, {}, {}, p2p).backward(grad);
+    ops::disentangled_scores(in.content, c2p, p2c, plan_of(in.index), 1.0, in.bias, p2p).backward(grad);
     if (run == 0) {
       first = {c2p.grad(), p2c.grad(), p2p.grad()};
     } else {
@@ -204,7 +210,7 @@ TEST_CASE("disentangled_scores saturates in half precision instead of overflowin
     auto naive = content + c2p.index({Slice(), Slice(), Slice(), Slice(0, 3)});
     CHECK(std::isinf(naive.min().item<float>()));
     // ... the op stays at the finite extreme, so softmax of a masked row is no NaN.
-    auto out = ops::disentangled_scores(content, c2p, c10::nullopt, index, 1.0);
+    auto out = ops::disentangled_scores(content, c2p, c10::nullopt, plan_of(index), 1.0);
     CHECK(std::isfinite(out.min().item<float>()));
     CHECK(out.min().item<double>() == lowest);
     CHECK(!torch::softmax(out.to(torch::kFloat), -1).isnan().any().item<bool>());
@@ -213,27 +219,92 @@ TEST_CASE("disentangled_scores saturates in half precision instead of overflowin
 
 TEST_CASE("disentangled_scores accepts strided operands and rejects bad ones", "[ops][relpos]") {
   Inputs in = make_inputs({2, 3, 6, 4}, torch::kFloat, 5);
+  const auto plan = plan_of(in.index);
   // A transposed view holding the same values as c2p.
   auto strided = in.c2p.transpose(-1, -2).contiguous().transpose(-1, -2);
   REQUIRE(!strided.is_contiguous());
-  CHECK(torch::allclose(ops::disentangled_scores(in.content, strided, in.p2c, in.index, 0.5, in.bias),
-                        ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 0.5, in.bias)));
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index.narrow(0, 0, 5), 1.0),
-                  c10::Error);
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p.to(torch::kDouble), in.p2c, in.index, 1.0), c10::Error);
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index + 100, 1.0), c10::Error);
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c.narrow(3, 0, 2), in.index, 1.0), c10::Error);
+  CHECK(torch::allclose(ops::disentangled_scores(in.content, strided, in.p2c, plan, 0.5, in.bias),
+                        ops::disentangled_scores(in.content, in.c2p, in.p2c, plan, 0.5, in.bias)));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, in.c2p, in.p2c, plan_of(in.index.narrow(0, 0, 5)), 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan is for sequences of 3"));
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p.to(torch::kDouble), in.p2c, plan, 1.0), c10::Error);
+  // Rows past the terms' columns, and terms narrower than the plan's rows.
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, in.c2p, in.p2c, plan_of(in.index + 100), 1.0),
+                    Catch::Matchers::ContainsSubstring("at least the 108 rows"));
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c.narrow(3, 0, 2), plan, 1.0), c10::Error);
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, ops::RelativePlanPtr(), 1.0), c10::Error);
   // p2p: [H, 2N - 1] of content's dtype; a strided view reads the same values.
   auto p2p_strided = in.p2p.t().contiguous().t();
   REQUIRE(!p2p_strided.is_contiguous());
-  CHECK(torch::equal(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 0.5, in.bias, {}, {}, p2p_strided),
-                     ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 0.5, in.bias, {}, {}, in.p2p)));
-  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 1.0, c10::nullopt, {}, {},
+  CHECK(torch::equal(ops::disentangled_scores(in.content, in.c2p, in.p2c, plan, 0.5, in.bias, p2p_strided),
+                     ops::disentangled_scores(in.content, in.c2p, in.p2c, plan, 0.5, in.bias, in.p2p)));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, in.c2p, in.p2c, plan, 1.0, c10::nullopt,
                                              in.p2p.narrow(1, 0, 10)),
                     Catch::Matchers::ContainsSubstring("p2p must be [H, 2N - 1]"));
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, in.index, 1.0, c10::nullopt, {}, {},
+  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, in.p2c, plan, 1.0, c10::nullopt,
                                            in.p2p.to(torch::kDouble)),
                   c10::Error);
+}
+
+TEST_CASE("RelativePlan refuses bad index tables", "[ops][relpos]") {
+  CHECK_THROWS_WITH(plan_of(torch::tensor({0, -1, 2}, torch::kLong)), Catch::Matchers::ContainsSubstring("negative"));
+  CHECK_THROWS_WITH(plan_of(torch::tensor({0, 1}, torch::kLong)), Catch::Matchers::ContainsSubstring("[2N - 1]"));
+  CHECK_THROWS_WITH(plan_of(torch::tensor({0, 1, 2}, torch::kInt)), Catch::Matchers::ContainsSubstring("int64"));
+  CHECK_THROWS_WITH(plan_of(torch::zeros({3, 1}, torch::kLong)), Catch::Matchers::ContainsSubstring("[2N - 1]"));
+  CHECK_THROWS_WITH(plan_of(deberta_index(4, 2), -1), Catch::Matchers::ContainsSubstring("tile_rows"));
+  CHECK(plan_of(torch::empty({0}, torch::kLong))->length() == 0);
+}
+
+TEST_CASE("RelativePlan's backward order lists the distances of each row in increasing order",
+          "[ops][relpos]") {
+  for (const auto& index : {deberta_index(9, 3), torch::tensor({4, 0, 4, 2, 0, 1, 4}, torch::kLong)}) {
+    const auto plan = plan_of(index);
+    const auto rows = index.accessor<int64_t, 1>();
+    const auto order = plan->order().accessor<int64_t, 1>();
+    const auto offsets = plan->offsets().accessor<int64_t, 1>();
+    REQUIRE(plan->offsets().numel() == plan->span() + 1);
+    int64_t expected = 0;
+    for (int64_t r = 0; r < plan->span(); ++r) {
+      CHECK(offsets[r] == expected);
+      for (int64_t k = 0; k < index.numel(); ++k) {
+        if (rows[k] != r) continue;
+        CHECK(order[expected] == k);
+        ++expected;
+      }
+    }
+    CHECK(offsets[plan->span()] == index.numel());
+  }
+}
+
+TEST_CASE("RelativePlan made under InferenceMode holds ordinary tensors", "[ops][relpos]") {
+  ops::RelativePlanPtr plan;
+  {
+    c10::InferenceMode inference;
+    plan = plan_of(deberta_index(70, 8), 32);
+  }
+  for (const auto& t : {plan->index(), plan->order(), plan->offsets(), plan->c2p_rows(), plan->p2c_rows(),
+                        plan->c2p_first_tensor(), plan->p2c_first_tensor()})
+    CHECK_FALSE(t.is_inference());
+  // Training with it: the op and the gathers that use its tensors save them.
+  Inputs in = make_inputs({1, 2, 70, 8}, torch::kFloat, 4);
+  auto c2p = in.c2p.clone().requires_grad_(true);
+  auto rows = c2p.index_select(3, plan->c2p_rows().narrow(0, 0, 1));
+  ops::disentangled_scores(in.content, c2p, c10::nullopt, plan, 1.0).sum().add(rows.sum()).backward();
+  CHECK(c2p.grad().defined());
+}
+
+TEST_CASE("disentangled_scores refuses double backward", "[ops][relpos]") {
+  Inputs in = make_inputs({1, 2, 5, 3}, torch::kDouble, 6);
+  auto c2p = in.c2p.clone().requires_grad_(true), content = in.content.clone().requires_grad_(true);
+  auto out = ops::disentangled_scores(content, c2p, c10::nullopt, plan_of(in.index), 1.0);
+  // softmax's gradient depends on its output: a grad that requires grad under create_graph.
+  auto loss = torch::softmax(out, -1).pow(2).sum();
+  CHECK_THROWS_WITH(torch::autograd::grad({loss}, {c2p}, {}, /*retain_graph=*/true, /*create_graph=*/true),
+                    Catch::Matchers::ContainsSubstring("double backward is not supported"));
+  // First-order gradients through the same graph still work.
+  auto first = torch::autograd::grad({loss}, {c2p, content});
+  CHECK(first[0].defined());
+  CHECK(first[1].defined());
 }
 
 TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
@@ -250,8 +321,8 @@ TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
                                              in.p2p.to(device)};
         for (auto& t : leaves) t = t.detach().requires_grad_(true);
         auto out = ops::disentangled_scores(leaves[0], opt(c.c2p, leaves[1]), opt(c.p2c, leaves[2]),
-                                            in.index.to(device), 0.7,
-                                            opt(c.bias, in.bias.defined() ? in.bias.to(device) : in.bias), {}, {},
+                                            plan_of(in.index.to(device)), 0.7,
+                                            opt(c.bias, in.bias.defined() ? in.bias.to(device) : in.bias),
                                             opt(c.p2p, leaves[3]));
         out.backward(grad.to(device));
         std::vector<torch::Tensor> result = {out.cpu()};
@@ -268,67 +339,103 @@ TEST_CASE("disentangled_scores on CUDA equals CPU", "[ops][relpos][cuda]") {
   }
 }
 
+TEST_CASE("disentangled_scores on CUDA refuses a plan on another device, and a plan made in inference mode trains",
+          "[ops][relpos][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  Inputs in = make_inputs({1, 2, 9, 4}, torch::kFloat, 9);
+  const torch::Device gpu(torch::kCUDA);
+  auto content = in.content.to(gpu), c2p = in.c2p.to(gpu), grad = torch::ones_like(content);
+  // The CPU plan's table is host memory: refused, never handed to the kernel.
+  CHECK_THROWS_WITH(ops::disentangled_scores(content, c2p, c10::nullopt, plan_of(in.index), 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan is on cpu"));
+  ops::RelativePlanPtr plan;
+  {
+    c10::InferenceMode inference;
+    plan = plan_of(in.index.to(gpu));
+    CHECK(torch::isfinite(ops::disentangled_scores(content, c2p, c10::nullopt, plan, 1.0)).all().item<bool>());
+  }
+  auto leaf = c2p.detach().requires_grad_(true);
+  ops::disentangled_scores(content, leaf, c10::nullopt, plan, 1.0).backward(grad);
+  CHECK(leaf.grad().defined());
+}
+
 namespace {
 
 // A term in banded form: tiles of `tile` rows (rows are queries for c2p, keys
 // for p2c), each holding the window of relative rows its rows use, cut out of
-// the full [B, H, N, S] term. Padding rows past N hold garbage (1e6), which
-// the op must never read.
-struct Banded {
-  torch::Tensor band;  // [B, H, tiles, tile, W]
-  std::vector<int64_t> first;
-};
-
-Banded banded(const torch::Tensor& full, const torch::Tensor& index, int64_t tile, bool by_query) {
-  const int64_t B = full.size(0), H = full.size(1), N = full.size(2), S = full.size(3);
-  const int64_t tiles = (N + tile - 1) / tile;
-  auto rows = row_matrix(index, N);  // [N, N]: (i, j) -> row
-  if (!by_query) rows = rows.t();     // (j, i) -> row
-  std::vector<int64_t> lo(tiles), hi(tiles);
-  int64_t width = 0;
-  for (int64_t t = 0; t < tiles; ++t) {
-    auto block = rows.narrow(0, t * tile, std::min(tile, N - t * tile));
-    lo[t] = block.min().item<int64_t>();
-    hi[t] = block.max().item<int64_t>();
-    width = std::max(width, hi[t] - lo[t] + 1);
-  }
-  Banded b;
-  b.band = torch::full({B, H, tiles, tile, width}, 1e6, full.options());
-  for (int64_t t = 0; t < tiles; ++t) {
-    b.first.push_back(std::min(lo[t], S - width));
+// the full [B, H, N, S] term at the plan's windows. Padding rows past N hold
+// garbage (1e6), which the op must never read.
+torch::Tensor banded(const torch::Tensor& full, const ops::RelativePlan& plan, bool by_query) {
+  const int64_t B = full.size(0), H = full.size(1), N = full.size(2), tile = plan.tile_rows(), width = plan.width();
+  const auto& first = by_query ? plan.c2p_first() : plan.p2c_first();
+  auto band = torch::full({B, H, plan.tiles(), tile, width}, 1e6, full.options());
+  for (int64_t t = 0; t < plan.tiles(); ++t) {
     const int64_t count = std::min(tile, N - t * tile);
-    b.band.select(2, t).narrow(2, 0, count).copy_(full.narrow(2, t * tile, count).narrow(3, b.first[t], width));
+    band.select(2, t).narrow(2, 0, count).copy_(full.narrow(2, t * tile, count).narrow(3, first[t], width));
   }
-  return b;
+  return band;
 }
 
 }  // namespace
+
+TEST_CASE("RelativePlan's windows hold every row their tiles use, at the widest tile's width", "[ops][relpos]") {
+  for (const Case& c : {Case{2, 3, 37, 8}, Case{2, 2, 40, 64}, Case{1, 2, 11, 3, true, true, true, true}}) {
+    for (int64_t tile : {4, 16}) {
+      const torch::Tensor index = make_inputs(c, torch::kFloat, 21).index;
+      const auto plan = plan_of(index, tile);
+      const int64_t N = c.length, tiles = (N + tile - 1) / tile;
+      REQUIRE(plan->tiles() == tiles);
+      // The rows each tile uses, read off the [N, N] matrix of rows.
+      int64_t widest = 0;
+      for (const bool by_query : {true, false}) {
+        auto rows = row_matrix(index, N);
+        if (!by_query) rows = rows.t();  // (j, i) -> row
+        const auto& first = by_query ? plan->c2p_first() : plan->p2c_first();
+        for (int64_t t = 0; t < tiles; ++t) {
+          auto block = rows.narrow(0, t * tile, std::min(tile, N - t * tile));
+          const int64_t lo = block.min().item<int64_t>(), hi = block.max().item<int64_t>();
+          widest = std::max(widest, hi - lo + 1);
+          INFO("N=" << N << " tile=" << tile << " t=" << t << (by_query ? " c2p" : " p2c"));
+          CHECK(first[t] <= lo);
+          CHECK(first[t] + plan->width() > hi);
+          CHECK(first[t] + plan->width() <= plan->span());
+        }
+      }
+      CHECK(plan->width() == widest);
+      // c2p_rows lists each window's rows.
+      CHECK(plan->c2p_rows().view({tiles, -1}).select(1, 0).equal(torch::tensor(plan->c2p_first(), torch::kLong)));
+    }
+  }
+}
 
 TEST_CASE("disentangled_scores takes banded terms: same scores, gradients in the band's layout", "[ops][relpos]") {
   // Monotone tables (clamped, and N beyond the tiles) and an arbitrary one.
   for (const Case& c : {Case{2, 3, 37, 8}, Case{2, 2, 40, 64}, Case{1, 2, 11, 3, true, true, true, true}}) {
     for (int64_t tile : {4, 16}) {
       Inputs in = make_inputs(c, torch::kDouble, 21);
+      const auto full_plan = plan_of(in.index), plan = plan_of(in.index, tile);
       auto grad = torch::randn({c.batch, c.heads, c.length, c.length}, torch::kDouble);
       // p2p alongside: it has no band, and must read the same with either layout.
       auto c2p = in.c2p.clone().requires_grad_(true), p2c = in.p2c.clone().requires_grad_(true);
       auto p2p_full = in.p2p.clone().requires_grad_(true), p2p_banded = in.p2p.clone().requires_grad_(true);
-      auto full = ops::disentangled_scores(in.content, c2p, p2c, in.index, 0.7, in.bias, {}, {}, p2p_full);
+      auto full = ops::disentangled_scores(in.content, c2p, p2c, full_plan, 0.7, in.bias, p2p_full);
       full.backward(grad);
-      Banded bc = banded(in.c2p, in.index, tile, true), bp = banded(in.p2c, in.index, tile, false);
-      auto c2p_band = bc.band.clone().requires_grad_(true), p2c_band = bp.band.clone().requires_grad_(true);
-      auto out = ops::disentangled_scores(in.content, c2p_band, p2c_band, in.index, 0.7, in.bias, bc.first, bp.first,
-                                          p2p_banded);
+      const auto bc = banded(in.c2p, *plan, true), bp = banded(in.p2c, *plan, false);
+      auto c2p_band = bc.clone().requires_grad_(true), p2c_band = bp.clone().requires_grad_(true);
+      auto out = ops::disentangled_scores(in.content, c2p_band, p2c_band, plan, 0.7, in.bias, p2p_banded);
       out.backward(grad);
       CHECK(torch::equal(p2p_banded.grad(), p2p_full.grad()));
       INFO("N=" << c.length << " k=" << c.k << " tile=" << tile);
       CHECK(torch::allclose(out, full, 1e-12, 0));
+      // A banded plan serves full terms too.
+      CHECK(torch::allclose(ops::disentangled_scores(in.content, in.c2p, in.p2c, plan, 0.7, in.bias),
+                            ops::disentangled_scores(in.content, in.c2p, in.p2c, full_plan, 0.7, in.bias), 1e-12, 0));
       // The band's gradient is the full gradient's window; padding rows are 0.
       auto window = [&](const torch::Tensor& g, bool by_query, const torch::Tensor& padding) {
-        return banded(g, in.index, tile, by_query).band.masked_fill(padding, 0);
+        return banded(g, *plan, by_query).masked_fill(padding, 0);
       };
-      CHECK(torch::allclose(c2p_band.grad(), window(c2p.grad(), true, bc.band == 1e6), 1e-12, 0));
-      CHECK(torch::allclose(p2c_band.grad(), window(p2c.grad(), false, bp.band == 1e6), 1e-12, 0));
+      CHECK(torch::allclose(c2p_band.grad(), window(c2p.grad(), true, bc == 1e6), 1e-12, 0));
+      CHECK(torch::allclose(p2c_band.grad(), window(p2c.grad(), false, bp == 1e6), 1e-12, 0));
       // Every full-gradient entry outside the windows is zero: nothing lost.
       CHECK(c2p_band.grad().sum().item<double>() == Approx(c2p.grad().sum().item<double>()).epsilon(1e-9));
     }
@@ -338,50 +445,46 @@ TEST_CASE("disentangled_scores takes banded terms: same scores, gradients in the
 TEST_CASE("disentangled_scores with banded terms passes gradcheck in double", "[ops][relpos][gradcheck]") {
   Case c{2, 2, 7, 3};
   Inputs in = make_inputs(c, torch::kDouble, 8);
-  Banded bc = banded(in.c2p, in.index, 3, true), bp = banded(in.p2c, in.index, 3, false);
+  const auto plan = plan_of(in.index, 3);
+  const auto bc = banded(in.c2p, *plan, true), bp = banded(in.p2c, *plan, false);
   auto f = [&](const std::vector<torch::Tensor>& x) {
-    return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, c10::nullopt, bc.first, bp.first, x[4]);
+    return ops::disentangled_scores(x[0], x[1], x[2], plan, 0.37, c10::nullopt, x[3]);
   };
-  auto result =
-      test::gradcheck(f, {in.content, bc.band.masked_fill(bc.band == 1e6, 0), bp.band.masked_fill(bp.band == 1e6, 0),
-                          in.index, in.p2p},
-                      {true, true, true, false, true});
+  auto result = test::gradcheck(f, {in.content, bc.masked_fill(bc == 1e6, 0), bp.masked_fill(bp == 1e6, 0), in.p2p},
+                                {true, true, true, true});
   INFO(result.worst);
   CHECK(result.ok);
   CHECK(result.entries > 0);
 }
 
-TEST_CASE("disentangled_scores rejects banded terms that miss a row", "[ops][relpos]") {
+TEST_CASE("disentangled_scores rejects banded terms that do not fit the plan's band", "[ops][relpos]") {
   Case c{1, 2, 9, 4};
   Inputs in = make_inputs(c, torch::kFloat, 9);
-  Banded bc = banded(in.c2p, in.index, 4, true), bp = banded(in.p2c, in.index, 4, false);
-  CHECK_NOTHROW(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt, bc.first, bp.first));
-  std::vector<int64_t> shifted = bc.first;
-  shifted[1] += 1;  // the window no longer holds the tile's first row
-  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt, shifted,
-                                             bp.first),
-                    Catch::Matchers::ContainsSubstring("outside the rows"));
-  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.band, bp.band, in.index, 1.0, c10::nullopt,
-                                             std::vector<int64_t>{0}, bp.first),
-                    Catch::Matchers::ContainsSubstring("one row per tile"));
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, in.c2p, bp.band, in.index, 1.0, c10::nullopt, bc.first, bp.first),
-                  c10::Error);  // a first row list for a full term
-  CHECK_THROWS_AS(ops::disentangled_scores(in.content, bc.band.narrow(2, 0, 2), bp.band, in.index, 1.0, c10::nullopt,
-                                           std::vector<int64_t>{0, 1}, bp.first),
-                  c10::Error);  // tiles * T < N
+  const auto plan = plan_of(in.index, 4);
+  const auto bc = banded(in.c2p, *plan, true), bp = banded(in.p2c, *plan, false);
+  CHECK_NOTHROW(ops::disentangled_scores(in.content, bc, bp, plan, 1.0));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc, bp, plan_of(in.index), 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan has no band"));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.narrow(4, 0, plan->width() - 1), bp, plan, 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan's band"));
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc.narrow(2, 0, 2), bp, plan, 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan's band"));  // tiles * T < N
+  CHECK_THROWS_WITH(ops::disentangled_scores(in.content, bc, bp, plan_of(in.index, 3), 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan's band"));  // another tiling
 }
 
 TEST_CASE("disentangled_scores with banded terms on CUDA equals CPU", "[ops][relpos][cuda]") {
   if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device (the CUDA kernel is compile-checked by ops.cuda_kernels_compile)");
   Case c{2, 3, 37, 8};
   Inputs in = make_inputs(c, torch::kFloat, 31);
-  Banded bc = banded(in.c2p, in.index, 16, true), bp = banded(in.p2c, in.index, 16, false);
+  const auto host_plan = plan_of(in.index, 16);
+  const auto bc = banded(in.c2p, *host_plan, true), bp = banded(in.p2c, *host_plan, false);
   auto grad = torch::randn({c.batch, c.heads, c.length, c.length});
   auto run = [&](torch::Device device) {
-    auto c2p = bc.band.to(device).detach().requires_grad_(true), p2c = bp.band.to(device).detach().requires_grad_(true);
+    auto c2p = bc.to(device).detach().requires_grad_(true), p2c = bp.to(device).detach().requires_grad_(true);
     auto p2p = in.p2p.to(device).detach().requires_grad_(true);
-    auto out = ops::disentangled_scores(in.content.to(device), c2p, p2c, in.index.to(device), 0.7,
-                                        in.bias.to(device), bc.first, bp.first, p2p);
+    auto out = ops::disentangled_scores(in.content.to(device), c2p, p2c, plan_of(in.index.to(device), 16), 0.7,
+                                        in.bias.to(device), p2p);
     out.backward(grad.to(device));
     return std::vector<torch::Tensor>{out.cpu(), c2p.grad().cpu(), p2c.grad().cpu(), p2p.grad().cpu()};
   };
@@ -389,20 +492,20 @@ TEST_CASE("disentangled_scores with banded terms on CUDA equals CPU", "[ops][rel
   for (size_t k = 0; k < cpu.size(); ++k) CHECK(excess(cuda[k], cpu[k], 1e-5 * 2 * c.length * c.batch, 1e-5) <= 0);
 }
 
-TEST_CASE("disentangled_scores on CUDA rejects banded terms that miss a row with an error, not a device assert",
+TEST_CASE("disentangled_scores on CUDA rejects banded terms that do not fit with an error, not a device assert",
           "[ops][relpos][cuda]") {
   if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device (the CUDA kernel is compile-checked by ops.cuda_kernels_compile)");
   Case c{1, 2, 9, 4};
   Inputs in = make_inputs(c, torch::kFloat, 9);
-  Banded bc = banded(in.c2p, in.index, 4, true), bp = banded(in.p2c, in.index, 4, false);
   const torch::Device gpu(torch::kCUDA);
-  auto content = in.content.to(gpu), c2p = bc.band.to(gpu), p2c = bp.band.to(gpu), index = in.index.to(gpu);
-  std::vector<int64_t> shifted = bc.first;
-  shifted[1] += 1;
-  CHECK_THROWS_WITH(ops::disentangled_scores(content, c2p, p2c, index, 1.0, c10::nullopt, shifted, bp.first),
-                    Catch::Matchers::ContainsSubstring("outside the rows"));
+  const auto plan = plan_of(in.index.to(gpu), 4);
+  const auto host_plan = plan_of(in.index, 4);
+  auto content = in.content.to(gpu), c2p = banded(in.c2p, *host_plan, true).to(gpu);
+  auto p2c = banded(in.p2c, *host_plan, false).to(gpu);
+  CHECK_THROWS_WITH(ops::disentangled_scores(content, c2p.narrow(4, 0, 1), p2c, plan, 1.0),
+                    Catch::Matchers::ContainsSubstring("the plan's band"));
   // The CUDA context is still usable.
-  auto out = ops::disentangled_scores(content, c2p, p2c, index, 1.0, c10::nullopt, bc.first, bp.first);
+  auto out = ops::disentangled_scores(content, c2p, p2c, plan, 1.0);
   CHECK(torch::isfinite(out).all().item<bool>());
 }
 
@@ -411,12 +514,12 @@ TEST_CASE("disentangled_scores passes gradcheck in double on CUDA", "[ops][relpo
   for (const Case& c : {Case{2, 2, 5, 2}, Case{2, 1, 6, 3, true, true, true, true, true}}) {
     Inputs in = make_inputs(c, torch::kDouble, 17);
     auto bias = torch::randn({c.batch, 1, c.length, c.length}, torch::kDouble).cuda();
+    const auto plan = plan_of(in.index.cuda());
     auto f = [&](const std::vector<torch::Tensor>& x) {
-      return ops::disentangled_scores(x[0], x[1], x[2], x[3], 0.37, x[4], {}, {}, opt(c.p2p, x[5]));
+      return ops::disentangled_scores(x[0], x[1], x[2], plan, 0.37, x[3], opt(c.p2p, x[4]));
     };
-    auto result = test::gradcheck(
-        f, {in.content.cuda(), in.c2p.cuda(), in.p2c.cuda(), in.index.cuda(), bias, in.p2p.cuda()},
-        {true, true, true, false, true, c.p2p});
+    auto result = test::gradcheck(f, {in.content.cuda(), in.c2p.cuda(), in.p2c.cuda(), bias, in.p2p.cuda()},
+                                  {true, true, true, true, c.p2p});
     INFO(result.worst);
     CHECK(result.ok);
     CHECK(result.entries > 0);
@@ -436,7 +539,7 @@ TEST_CASE("disentangled_scores on CUDA at B*H*N^2 > 2^31", "[ops][relpos][cuda][
   const int64_t span = 2 * k;
   auto content = torch::randn({B, H, N, N}, options);
   auto c2p = torch::randn({B, H, N, span}, options), p2c = torch::randn({B, H, N, span}, options);
-  auto out = ops::disentangled_scores(content, c2p, p2c, index, 0.5);
+  auto out = ops::disentangled_scores(content, c2p, p2c, plan_of(index), 0.5);
   for (const int64_t b : {int64_t{0}, B - 1}) {
     for (const int64_t i : {int64_t{0}, N - 1}) {
       // Row i of (b, last head): content + 0.5 * (c2p[i, r(i, j)] + p2c[j, r(i, j)]).

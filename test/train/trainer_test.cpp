@@ -224,6 +224,46 @@ TEST_CASE("a run checkpointed on CUDA resumes on the CPU, and the other way roun
   }
 }
 
+// Evaluation runs under InferenceMode. What the model keeps per sequence
+// length (the relative positions of disentangled attention) and first builds
+// during an evaluation must serve the training steps that meet that length
+// later: built as inference tensors, they stopped training with "Inference
+// tensors cannot be saved for backward". Evaluating after every step makes
+// evaluation meet most dev lengths first; a run stopped at an epoch's last
+// step resumes (a fresh model) with that epoch's evaluation.
+TEST_CASE("training meets lengths that evaluation met first, also when a resumed run evaluates first",
+          "[trainer][deberta]") {
+  std::vector<DeviceChoice> devices = {DeviceChoice::cpu};
+  if (torch::cuda::is_available()) devices.push_back(DeviceChoice::cuda);
+  for (const DeviceChoice device : devices) {
+    for (const std::string positions : {"absolute", "c2p|p2c", "c2p|p2c|p2p"}) {
+      DYNAMIC_SECTION(positions << (device == DeviceChoice::cuda ? " on CUDA" : " on the CPU")) {
+        test::TempDir tmp;
+        test::write_synthetic_tasks(tmp.path(), 32, 60, 3);
+        auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "run");
+        config.device = device;
+        if (positions != "absolute") {
+          config.model.config["relative_attention"] = true;
+          config.model.config["pos_att_type"] = positions;
+          config.model.config["max_relative_positions"] = 8;
+          config.model.config["position_biased_input"] = false;
+        }
+        config.train.epochs = 2;
+        config.train.eval_every_steps = 1;
+        CHECK(train(config, tmp.path() / "every-step").summary["status"] == "finished");
+
+        config.train.epochs = 3;
+        config.train.eval_every_steps = 0;  // at each epoch's end only
+        const Run straight = train(config, tmp.path() / "straight");
+        const int64_t epoch_steps = straight.metrics.at(0)["step"].get<int64_t>();
+        const Run resumed = train(config, tmp.path() / "resumed", /*stop_at=*/epoch_steps);
+        if (device == DeviceChoice::cpu) check_identical(straight, resumed);
+        CHECK(resumed.summary["status"] == "finished");
+      }
+    }
+  }
+}
+
 TEST_CASE("epochs 0 with max_steps trains max_steps steps, over as many epochs as that needs", "[trainer]") {
   test::TempDir tmp;
   test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
