@@ -1,6 +1,6 @@
 #include "core/portable_random.h"
 
-#include <stdexcept>
+#include "core/internal_error.h"
 
 namespace mtbert {
 
@@ -22,7 +22,7 @@ std::mt19937_64 seeded_generator(uint64_t seed, uint64_t stream) {
 }
 
 uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
-  if (n == 0) throw std::invalid_argument("uniform_below: empty range");
+  check_invariant(n != 0, "uniform_below: empty range");
   // Draws below 2^64 mod n would make the smallest residues more likely.
   const uint64_t threshold = (0 - n) % n;
   for (;;) {

@@ -6,6 +6,8 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
+#include "core/internal_error.h"
+
 namespace mtbert::compat {
 
 at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -13,7 +15,7 @@ at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 #if MTBERT_TORCH_AT_LEAST(2, 0)
   return at::scaled_dot_product_attention(q, k, v, mask, dropout_p, /*is_causal=*/false);
 #else
-  TORCH_CHECK(false, "fused attention needs LibTorch 2.0 or later");
+  throw InternalError("fused attention needs LibTorch 2.0 or later (callers check kHasFusedAttention)");
 #endif
 }
 

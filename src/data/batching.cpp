@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <numeric>
-#include <stdexcept>
 
+#include "core/internal_error.h"
 #include "core/portable_random.h"
 #include "core/user_error.h"
 
@@ -88,12 +88,10 @@ std::vector<std::vector<int64_t>> plan_batches(const EncodedSplit& split, const 
 }
 
 TaskBatch make_batch(const EncodedSplit& split, const std::vector<int64_t>& indices) {
-  if (indices.empty()) throw std::invalid_argument("make_batch: no examples selected");
+  check_invariant(!indices.empty(), "make_batch: no examples selected");
   const int64_t n = static_cast<int64_t>(split.examples.size());
   for (int64_t i : indices) {
-    if (i < 0 || i >= n) {
-      throw std::out_of_range(fmt::format("make_batch: example {} of a split of {}", i, n));
-    }
+    check_invariant(i >= 0 && i < n, "make_batch: example {} of a split of {}", i, n);
   }
   TaskBatch batch;
   batch.task = split.task;
@@ -115,8 +113,7 @@ TaskBatch make_batch(const EncodedSplit& split, const std::vector<int64_t>& indi
 }
 
 std::vector<int64_t> batch_shard(const std::vector<int64_t>& indices, int64_t shard, int64_t shards) {
-  if (shards <= 0 || shard < 0 || shard >= shards)
-    throw std::invalid_argument(fmt::format("batch_shard: shard {} of {}", shard, shards));
+  check_invariant(shards > 0 && shard >= 0 && shard < shards, "batch_shard: shard {} of {}", shard, shards);
   const auto n = static_cast<int64_t>(indices.size());
   const int64_t begin = shard * n / shards, end = (shard + 1) * n / shards;
   return {indices.begin() + begin, indices.begin() + end};

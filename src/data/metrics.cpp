@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+
+#include "core/internal_error.h"
 
 namespace mtbert {
 
@@ -12,10 +13,8 @@ namespace {
 
 template <class T>
 void check_sizes(const std::vector<T>& predicted, const std::vector<T>& gold, const char* metric) {
-  if (predicted.size() != gold.size()) {
-    throw std::invalid_argument(
-        fmt::format("{}: {} predictions for {} gold labels", metric, predicted.size(), gold.size()));
-  }
+  check_invariant(predicted.size() == gold.size(), "{}: {} predictions for {} gold labels", metric, predicted.size(),
+                  gold.size());
 }
 
 }  // namespace

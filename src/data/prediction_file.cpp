@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "core/internal_error.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -67,15 +67,13 @@ std::string format_prediction(const TaskSpec& task, double value) {
     case PredictionFormat::float32:
       return numpy_float32_str(static_cast<float>(value));
   }
-  throw std::logic_error("format_prediction: unknown format");
+  throw InternalError("format_prediction: unknown format");
 }
 
 std::string prediction_file_contents(const TaskSpec& task, const std::vector<std::string>& ids,
                                      const std::vector<double>& predictions) {
-  if (ids.size() != predictions.size()) {
-    throw std::invalid_argument(fmt::format("prediction file of task {}: {} ids for {} predictions", task.name,
-                                            ids.size(), predictions.size()));
-  }
+  check_invariant(ids.size() == predictions.size(), "prediction file of task {}: {} ids for {} predictions", task.name,
+                  ids.size(), predictions.size());
   std::string out = fmt::format("id \t {} \n", task.prediction_column);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     out += ids[i];

@@ -28,7 +28,7 @@ std::string prediction_file_name(std::string_view task, std::string_view split);
 // outside: "1e-05", "1.5e+16").
 std::string format_prediction(const TaskSpec& task, double value);
 
-// The whole file. ids and predictions are parallel (std::invalid_argument
+// The whole file. ids and predictions are parallel (InternalError
 // otherwise).
 std::string prediction_file_contents(const TaskSpec& task, const std::vector<std::string>& ids,
                                      const std::vector<double>& predictions);

@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <stdexcept>
-
+#include "core/internal_error.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -98,7 +97,7 @@ double normalized_metric(TaskMetric metric, double value) {
     case TaskMetric::pearson:
       return (value + 1.0) / 2.0;
   }
-  throw std::logic_error("normalized_metric: unknown metric");
+  throw InternalError("normalized_metric: unknown metric");
 }
 
 double overall_score(const std::vector<std::pair<TaskMetric, double>>& metrics) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "core/internal_error.h"
 #include "dist/communicator.h"
 
 namespace mtbert {
@@ -68,7 +69,7 @@ void GradientReducer::average_gradients() {
 }
 
 void GradientReducer::average_flat(torch::Tensor& flat) {
-  TORCH_CHECK(flat.dim() == 1 && flat.is_contiguous(), "average_flat needs a contiguous 1-d tensor");
+  check_invariant(flat.dim() == 1 && flat.is_contiguous(), "average_flat needs a contiguous 1-d tensor");
   torch::NoGradGuard no_grad;
   const int64_t chunk = std::max<int64_t>(1, bucket_bytes_ / static_cast<int64_t>(flat.element_size()));
   for (int64_t offset = 0; offset < flat.numel(); offset += chunk) {

@@ -9,19 +9,8 @@
 
 namespace mtbert {
 
-BertSelfAttentionImpl::BertSelfAttentionImpl(const ModelConfig& c)
-    : heads_(c.num_attention_heads), head_dim_(c.head_dim()) {
-  query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  dropout = register_module("dropout", Dropout(c.attention_probs_dropout_prob));
-}
-
-torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                                             const torch::Tensor& query_states) {
-  const int64_t batch = hidden.size(0), len = hidden.size(1);
-  // [B, N, H] -> [B, heads, N, head_dim]
-  auto split_heads = [&](const torch::Tensor& x) { return x.view({batch, len, heads_, head_dim_}).transpose(1, 2); };
+AttentionOutput BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                               const torch::Tensor& query_states) {
   auto q = split_heads(query(query_states.defined() ? query_states : hidden));
   auto k = split_heads(key(hidden));
   auto v = split_heads(value(hidden));
@@ -31,19 +20,15 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
   // the probabilities themselves are wanted. The additive padding bias is
   // passed in the query's dtype (bf16 under autocast, where the float32
   // lowest value becomes -inf: every row keeps [CLS], so no row is all -inf).
-  if (compat::kHasFusedAttention && !ctx.attention_probs) {
+  if (compat::kHasFusedAttention && !ctx.output_attentions) {
     c10::optional<torch::Tensor> mask;
     if (ctx.attention_bias.defined()) mask = ctx.attention_bias.to(q.scalar_type());
-    auto fused = compat::fused_attention(q, k, v, mask, is_training() ? dropout->p() : 0.0);
-    return fused.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
+    return {merge_heads(compat::fused_attention(q, k, v, mask, is_training() ? dropout->p() : 0.0)), {}};
   }
   // Scaled after the product, as HuggingFace does, so rounding matches.
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
   if (ctx.attention_bias.defined()) scores = scores + ctx.attention_bias;
-  auto probs = torch::softmax(scores, -1);
-  if (ctx.attention_probs) ctx.attention_probs->push_back(probs);
-  auto context = torch::matmul(dropout(probs), v);
-  return context.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
+  return attend(scores, v, ctx.output_attentions);
 }
 
 BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const ModelConfig& c) {
@@ -72,10 +57,11 @@ BertAttentionImpl::BertAttentionImpl(const ModelConfig& c) {
   output = register_module("output", BertResidualOutput(c.hidden_size, c));
 }
 
-torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                                         const torch::Tensor& query_states) {
-  auto context = self->forward(hidden, ctx, query_states);
-  return output(context, query_states.defined() ? query_states : hidden);
+AttentionOutput BertAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                           const torch::Tensor& query_states) {
+  AttentionOutput attended = self->forward(hidden, ctx, query_states);
+  attended.hidden = output(attended.hidden, query_states.defined() ? query_states : hidden);
+  return attended;
 }
 
 }  // namespace mtbert

@@ -16,16 +16,9 @@ namespace mtbert {
 
 class BertSelfAttentionImpl : public SelfAttention {
  public:
-  explicit BertSelfAttentionImpl(const ModelConfig& config);
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                        const torch::Tensor& query_states = {}) override;
-
-  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
-  Dropout dropout{nullptr};
-
- private:
-  int64_t heads_;
-  int64_t head_dim_;
+  explicit BertSelfAttentionImpl(const ModelConfig& config) : SelfAttention(config) {}
+  AttentionOutput forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                          const torch::Tensor& query_states = {}) override;
 };
 TORCH_MODULE(BertSelfAttention);
 
@@ -47,8 +40,9 @@ class BertAttentionImpl : public torch::nn::Module {
  public:
   explicit BertAttentionImpl(const ModelConfig& config);
   // query_states (undefined: hidden) give the queries and the residual.
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                        const torch::Tensor& query_states = {});
+  // Returns the block's output and the probabilities `self` handed back.
+  AttentionOutput forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                          const torch::Tensor& query_states = {});
 
   // Registered as "self" and "output", HuggingFace's names. `self` is
   // BertSelfAttention, or DisentangledSelfAttention when the config asks for

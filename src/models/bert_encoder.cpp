@@ -1,5 +1,7 @@
 #include "models/bert_encoder.h"
 
+#include <utility>
+
 #include <torch/torch.h>
 
 namespace mtbert {
@@ -33,10 +35,16 @@ void BertEncoderImpl::set_banded_positions(bool banded) {
   if (relative_positions_) relative_positions_->set_banded(banded);
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers) {
+EncoderOutput BertEncoderImpl::forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers) {
   const int64_t count = layers < 0 ? static_cast<int64_t>(layer->size()) : layers;
-  for (int64_t i = 0; i < count; ++i) hidden = layer[i]->as<BertLayer>()->forward(hidden, ctx);
-  return hidden;
+  EncoderOutput out;
+  for (int64_t i = 0; i < count; ++i) {
+    AttentionOutput layer_out = layer[i]->as<BertLayer>()->forward(hidden, ctx);
+    hidden = std::move(layer_out.hidden);
+    if (ctx.output_attentions) out.attentions.push_back(std::move(layer_out.probs));
+  }
+  out.last_hidden_state = std::move(hidden);
+  return out;
 }
 
 }  // namespace mtbert

@@ -3,6 +3,7 @@
 // and for disentangled attention DebertaV2Encoder's relative embeddings
 // (`rel_embeddings`, shared by all layers) and their optional `LayerNorm`.
 #include <memory>
+#include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
@@ -14,11 +15,18 @@
 
 namespace mtbert {
 
+struct EncoderOutput {
+  torch::Tensor last_hidden_state;        // [B, N, H]
+  torch::Tensor pooler_output;            // [B, H]; undefined for a model without pooler (BertModel's)
+  std::vector<torch::Tensor> attentions;  // per layer [B, heads, N, N], when requested (EMD passes last)
+};
+
 class BertEncoderImpl : public torch::nn::Module {
  public:
   explicit BertEncoderImpl(const ModelConfig& config);
-  // Runs the first `layers` layers (all of them when negative).
-  torch::Tensor forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers = -1);
+  // Runs the first `layers` layers (all of them when negative); each one's
+  // attention probabilities are collected when ctx.output_attentions.
+  EncoderOutput forward(torch::Tensor hidden, const EncoderContext& ctx, int64_t layers = -1);
 
   // Sets ctx.relative_embeddings and ctx.relative_plan for sequences of
   // `length` on `device` (a no-op without relative attention). Once per

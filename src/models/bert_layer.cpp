@@ -18,12 +18,13 @@ BertLayerImpl::BertLayerImpl(const ModelConfig& c, int64_t index) : index_(index
   output = register_module("output", BertResidualOutput(c.intermediate_size, c));
 }
 
-torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                                     const torch::Tensor& query_states) {
-  auto attended = attention(hidden, ctx, query_states);
+AttentionOutput BertLayerImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                       const torch::Tensor& query_states) {
+  AttentionOutput out = attention(hidden, ctx, query_states);
   torch::Tensor adapter;
   if (ctx.parallel_adapter) adapter = ctx.parallel_adapter(index_, query_states.defined() ? query_states : hidden);
-  return output(intermediate(attended), attended, adapter);
+  out.hidden = output(intermediate(out.hidden), out.hidden, adapter);
+  return out;
 }
 
 }  // namespace mtbert

@@ -25,9 +25,10 @@ class BertLayerImpl : public torch::nn::Module {
  public:
   BertLayerImpl(const ModelConfig& config, int64_t index);
   // query_states (undefined: hidden) are the attention's queries and residual:
-  // EMD passes run the last layer with hidden as keys/values.
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                        const torch::Tensor& query_states = {});
+  // EMD passes run the last layer with hidden as keys/values. Returns the
+  // layer's output and its attention probabilities (ctx.output_attentions).
+  AttentionOutput forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                          const torch::Tensor& query_states = {});
 
   BertAttention attention{nullptr};
   BertIntermediate intermediate{nullptr};

@@ -25,28 +25,25 @@ torch::Tensor BertModelImpl::embed(const torch::Tensor& input_ids, const torch::
 
 EncoderOutput BertModelImpl::encode(const torch::Tensor& embedded, const torch::Tensor& attention_mask,
                                     EncoderContext ctx, bool output_attentions) {
-  EncoderOutput out = run_layers(embedded, attention_mask, std::move(ctx), output_attentions);
+  return pooled(run_layers(embedded, attention_mask, std::move(ctx), output_attentions));
+}
+
+EncoderOutput BertModelImpl::pooled(EncoderOutput out) {
   if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }
 
 EncoderOutput BertModelImpl::run_layers(const torch::Tensor& embedded, const torch::Tensor& attention_mask,
                                         EncoderContext ctx, bool output_attentions) {
-  EncoderOutput out;
   ctx.attention_bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
   encoder->add_relative_positions(ctx, embedded.size(1), embedded.device());
-  if (output_attentions) ctx.attention_probs = &out.attentions;
-  if (config_.emd_layers == 0) {
-    out.last_hidden_state = encoder(embedded, ctx);
-    return out;
-  }
+  ctx.output_attentions = output_attentions;
+  if (config_.emd_layers == 0) return encoder(embedded, ctx);
   // EMD takes the last layer's place (enhanced_mask_decoder.h).
   const int64_t layers = static_cast<int64_t>(encoder->layer->size());
-  auto penultimate = encoder->forward(embedded, ctx, layers - 1);
   auto& last = *encoder->layer[layers - 1]->as<BertLayer>();
-  out.last_hidden_state = enhanced_mask_decoder(last, penultimate, embeddings->absolute_positions(embedded.size(1)),
-                                                config_.emd_layers, ctx);
-  return out;
+  return enhanced_mask_decoder(last, encoder->forward(embedded, ctx, layers - 1),
+                               embeddings->absolute_positions(embedded.size(1)), config_.emd_layers, ctx);
 }
 
 void BertModelImpl::initialize_weights() { initialize_bert_style(*this, config_.initializer_range); }

@@ -13,12 +13,6 @@
 
 namespace mtbert {
 
-struct EncoderOutput {
-  torch::Tensor last_hidden_state;        // [B, N, H]
-  torch::Tensor pooler_output;            // [B, H]; undefined for a model without pooler
-  std::vector<torch::Tensor> attentions;  // per layer [B, heads, N, N], when requested (EMD passes last)
-};
-
 struct BertModelOptions {
   bool with_pooler = true;
 };
@@ -39,10 +33,12 @@ class BertModelImpl : public torch::nn::Module {
   torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
   EncoderOutput encode(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
                        bool output_attentions = false);
-  // encode() without the pooler, for callers that pool something else (the
-  // top PAL block's output).
+  // encode() in two halves, for callers that change the last hidden state
+  // before the pooler reads it (the top PAL block): the layers and EMD
+  // passes, then the pooler's output added (when the model has a pooler).
   EncoderOutput run_layers(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
                            bool output_attentions = false);
+  EncoderOutput pooled(EncoderOutput out);
 
   // HuggingFace's initialization of a fresh model: N(0, initializer_range) for
   // linear and embedding weights, zero biases and padding row, unit LayerNorm.

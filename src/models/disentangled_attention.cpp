@@ -4,13 +4,13 @@
 
 #include <torch/torch.h>
 
+#include "core/internal_error.h"
 #include "ops/disentangled_scores.h"
 
 namespace mtbert {
 
 DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& c)
-    : heads_(c.num_attention_heads),
-      head_dim_(c.head_dim()),
+    : SelfAttention(c),
       c2p_(c.has_c2p()),
       p2c_(c.has_p2c()),
       p2p_(c.has_p2p()),
@@ -18,9 +18,6 @@ DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& 
       share_att_key_(c.share_att_key) {
   // HF counts the terms pos_att_type names, with or without relative_attention.
   inv_scale_ = 1.0 / std::sqrt(static_cast<double>(head_dim_ * (1 + int(c2p_) + int(p2c_) + int(p2p_))));
-  query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
   if (relative_ && !share_att_key_) {
     // p2p needs both: the relative queries and the relative keys.
     if (c2p_ || p2p_)
@@ -28,7 +25,6 @@ DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const ModelConfig& 
     if (p2c_ || p2p_)
       pos_query_proj = register_module("pos_query_proj", torch::nn::Linear(c.hidden_size, c.hidden_size));
   }
-  dropout = register_module("dropout", Dropout(c.attention_probs_dropout_prob));
   pos_dropout = register_module("pos_dropout", Dropout(c.hidden_dropout_prob));
 }
 
@@ -76,11 +72,8 @@ torch::Tensor DisentangledSelfAttentionImpl::distance_product(const torch::Tenso
   return (queries * keys).sum(-1).t();
 }
 
-torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                                                     const torch::Tensor& query_states) {
-  const int64_t batch = hidden.size(0), len = hidden.size(1);
-  // [B, N, H] -> [B, heads, N, head_dim]
-  auto split_heads = [&](const torch::Tensor& x) { return x.view({batch, len, heads_, head_dim_}).transpose(1, 2); };
+AttentionOutput DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                                                       const torch::Tensor& query_states) {
   auto q_tokens = query(query_states.defined() ? query_states : hidden) * inv_scale_;
   auto k_tokens = key(hidden);
   auto q = split_heads(q_tokens);
@@ -90,9 +83,9 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
 
   torch::Tensor scores;
   if (relative_ && (c2p_ || p2c_ || p2p_)) {
-    TORCH_CHECK(ctx.relative_embeddings.defined() && ctx.relative_plan,
-                "disentangled attention needs the relative positions in its EncoderContext "
-                "(BertEncoder::add_relative_positions)");
+    check_invariant(ctx.relative_embeddings.defined() && ctx.relative_plan,
+                    "disentangled attention needs the relative positions in its EncoderContext "
+                    "(BertEncoder::add_relative_positions)");
     const ops::RelativePlan& plan = *ctx.relative_plan;
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     torch::Tensor rel_keys, rel_queries;  // [S, H]
@@ -112,10 +105,7 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
   } else {
     scores = ctx.attention_bias.defined() ? content + ctx.attention_bias : content;
   }
-  auto probs = torch::softmax(scores, -1);
-  if (ctx.attention_probs) ctx.attention_probs->push_back(probs);
-  auto context = torch::matmul(dropout(probs), v);
-  return context.transpose(1, 2).reshape({batch, len, heads_ * head_dim_});
+  return attend(scores, v, ctx.output_attentions);
 }
 
 }  // namespace mtbert

@@ -34,14 +34,12 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
   explicit DisentangledSelfAttentionImpl(const ModelConfig& config);
   // hidden [B, N, H] gives keys and values; query_states [B, N, H] the queries
   // (undefined: hidden; EMD sets it). Returns the context [B, N, H].
-  torch::Tensor forward(const torch::Tensor& hidden, const EncoderContext& ctx,
-                        const torch::Tensor& query_states = {}) override;
+  AttentionOutput forward(const torch::Tensor& hidden, const EncoderContext& ctx,
+                          const torch::Tensor& query_states = {}) override;
 
-  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   // Only without share_att_key, and only for the terms pos_att_type names
   // (c2p and p2p use pos_key_proj, p2c and p2p pos_query_proj).
   torch::nn::Linear pos_key_proj{nullptr}, pos_query_proj{nullptr};
-  Dropout dropout{nullptr};
   // On the relative embeddings, per layer (HF's pos_dropout, hidden_dropout_prob).
   Dropout pos_dropout{nullptr};
 
@@ -55,8 +53,6 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
   torch::Tensor distance_product(const torch::Tensor& rel_queries, const torch::Tensor& rel_keys,
                                  const torch::Tensor& index) const;
 
-  int64_t heads_;
-  int64_t head_dim_;
   bool c2p_, p2c_, p2p_, relative_, share_att_key_;
   // 1 / sqrt(d * (1 + terms)). Queries are scaled before the products, as
   // microsoft/DeBERTa does, so half-precision GEMMs do not overflow.

@@ -23,8 +23,11 @@ struct EncoderContext {
   torch::Tensor relative_embeddings;
   ops::RelativePlanPtr relative_plan;
 
-  // When set, each layer appends its attention probabilities [B, heads, N, N].
-  std::vector<torch::Tensor>* attention_probs = nullptr;
+  // Each layer hands back its attention probabilities [B, heads, N, N]
+  // (HuggingFace's output_attentions). BERT's attention then runs its explicit
+  // path: the fused kernel of LibTorch 2.x gives no probabilities (HF's sdpa
+  // attention falls back to its eager one alike).
+  bool output_attentions = false;
 
   // Projected Attention Layers and similar adapters running in parallel to a
   // layer: called with the layer index and the layer's input, its result is

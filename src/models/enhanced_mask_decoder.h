@@ -14,13 +14,16 @@
 
 #include <torch/types.h>
 
+#include "models/bert_encoder.h"
 #include "models/bert_layer.h"
 #include "models/encoder_context.h"
 
 namespace mtbert {
 
-// hidden: H_{L-1} [B, N, H]; absolute_positions broadcastable to it ([1, N, H]).
-torch::Tensor enhanced_mask_decoder(BertLayerImpl& last_layer, const torch::Tensor& hidden,
+// penultimate: the encoder's output up to H_{L-1} [B, N, H];
+// absolute_positions broadcastable to it ([1, N, H]). Returns the last pass's
+// output, each pass's attention probabilities appended (ctx.output_attentions).
+EncoderOutput enhanced_mask_decoder(BertLayerImpl& last_layer, EncoderOutput penultimate,
                                     const torch::Tensor& absolute_positions, int64_t passes,
                                     const EncoderContext& ctx);
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
+#include "core/internal_error.h"
 #include "core/user_error.h"
 #include "models/parallel_pals.h"
 #include "models/top_pal.h"
@@ -45,8 +46,8 @@ torch::nn::ModuleDict MultitaskModelImpl::register_task_modules(const std::strin
 
 void MultitaskModelImpl::check_segments(const std::string& task, size_t count) const {
   const int64_t expected = segments_per_example(head(task)->spec());
-  TORCH_CHECK(static_cast<int64_t>(count) == expected, "task ", task, ": expected ", expected,
-              " input segment(s) per batch, got ", count);
+  check_invariant(static_cast<int64_t>(count) == expected, "task {}: expected {} input segment(s) per batch, got {}",
+                  task, expected, count);
 }
 
 torch::Tensor MultitaskModelImpl::forward(const std::string& task, const std::vector<TokenBatch>& segments) {
@@ -65,8 +66,8 @@ std::vector<torch::Tensor> MultitaskModelImpl::embed(const std::string& task,
 torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, const std::vector<torch::Tensor>& embedded,
                                                    const std::vector<TokenBatch>& segments) {
   check_segments(task, segments.size());
-  TORCH_CHECK(embedded.size() == segments.size(), "task ", task, ": ", embedded.size(), " embedded segment(s) for ",
-              segments.size(), " input(s)");
+  check_invariant(embedded.size() == segments.size(), "task {}: {} embedded segment(s) for {} input(s)", task,
+                  embedded.size(), segments.size());
   std::vector<torch::Tensor> pooled;
   pooled.reserve(segments.size());
   const auto spec = head(task)->spec();
@@ -92,8 +93,7 @@ EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const 
   }
   EncoderOutput out = bert->run_layers(embedded, inputs.attention_mask, EncoderContext{});
   out.last_hidden_state = (*pals)[task]->as<TopPalImpl>()->forward(out.last_hidden_state, bias);
-  if (bert->pooler) out.pooler_output = bert->pooler(out.last_hidden_state);
-  return out;
+  return bert->pooled(std::move(out));
 }
 
 std::vector<torch::Tensor> MultitaskModelImpl::embedding_sums(const std::string& task,
@@ -108,8 +108,8 @@ std::vector<torch::Tensor> MultitaskModelImpl::embedding_sums(const std::string&
 torch::Tensor MultitaskModelImpl::forward_from_embedding_sums(const std::string& task,
                                                               const std::vector<torch::Tensor>& sums,
                                                               const std::vector<TokenBatch>& segments) {
-  TORCH_CHECK(sums.size() == segments.size(), "task ", task, ": ", sums.size(), " embedding sum(s) for ",
-              segments.size(), " input(s)");
+  check_invariant(sums.size() == segments.size(), "task {}: {} embedding sum(s) for {} input(s)", task, sums.size(),
+                  segments.size());
   std::vector<torch::Tensor> embedded;
   embedded.reserve(sums.size());
   for (const auto& sum : sums) embedded.push_back(bert->embeddings->normalize(sum));

@@ -5,14 +5,14 @@
 // output projection W^o. The parallel PALs have none (the PAL's decoder V_D
 // follows, as in the authors' code); the top block has one (its formula's
 // MH(x) = Concat(head_1..head_h) W^o).
-#include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
-#include "models/dropout.h"
+#include "models/multi_head_attention.h"
+
 
 namespace mtbert {
 
-class ProjectedSelfAttentionImpl : public torch::nn::Module {
+class ProjectedSelfAttentionImpl : public MultiHeadAttention {
  public:
   ProjectedSelfAttentionImpl(int64_t width, int64_t heads, double attention_dropout, bool with_output = false);
 
@@ -20,13 +20,7 @@ class ProjectedSelfAttentionImpl : public torch::nn::Module {
   // [B, heads, N, N] (see encoder_context.h), or undefined.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& attention_bias);
 
-  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   torch::nn::Linear output{nullptr};  // W^o, when asked for
-  Dropout dropout{nullptr};
-
- private:
-  int64_t heads_;
-  int64_t head_dim_;
 };
 TORCH_MODULE(ProjectedSelfAttention);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "core/internal_error.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -68,7 +69,7 @@ torch::Tensor pool(const EncoderOutput& out, const torch::Tensor& attention_mask
         throw UserError("pooling: pooler needs the encoder's pooler, and this model has none; use cls or mean");
       return out.pooler_output;
   }
-  throw std::logic_error("pool: unknown pooling");
+  throw InternalError("pool: unknown pooling");
 }
 
 TaskHeadImpl::TaskHeadImpl(const HeadSpec& spec, int64_t hidden_size) : spec_(spec) {
@@ -91,12 +92,13 @@ torch::Tensor TaskHeadImpl::cosine_output(const torch::Tensor& u, const torch::T
     case CosineMap::relu: return scale * torch::relu(cos);
     case CosineMap::shifted: return (scale / 2.0) * (cos + 1.0);
   }
-  throw std::logic_error("TaskHead: unknown cosine map");
+  throw InternalError("TaskHead: unknown cosine map");
 }
 
 torch::Tensor TaskHeadImpl::forward(const std::vector<torch::Tensor>& pooled) {
-  TORCH_CHECK(static_cast<int64_t>(pooled.size()) == segments_per_example(spec_), "task ", spec_.task, ": expected ",
-              segments_per_example(spec_), " pooled segment(s), got ", pooled.size());
+  check_invariant(static_cast<int64_t>(pooled.size()) == segments_per_example(spec_),
+                  "task {}: expected {} pooled segment(s), got {}", spec_.task, segments_per_example(spec_),
+                  pooled.size());
   torch::Tensor x;
   if (spec_.pair_mode == PairMode::siamese) {
     auto u = pooled[0], v = pooled[1];
@@ -130,7 +132,7 @@ torch::Tensor TaskHeadImpl::loss(const torch::Tensor& outputs, const torch::Tens
     case TaskTarget::regression:
       return F::mse_loss(out, labels.to(out.scalar_type()));
   }
-  throw std::logic_error("TaskHead::loss: unknown target");
+  throw InternalError("TaskHead::loss: unknown target");
 }
 
 torch::Tensor TaskHeadImpl::predictions(const torch::Tensor& outputs) const {
@@ -142,11 +144,11 @@ torch::Tensor TaskHeadImpl::predictions(const torch::Tensor& outputs) const {
     case TaskTarget::regression:
       return outputs.to(torch::kDouble);
   }
-  throw std::logic_error("TaskHead::predictions: unknown target");
+  throw InternalError("TaskHead::predictions: unknown target");
 }
 
 torch::Tensor TaskHeadImpl::probability(const torch::Tensor& outputs) const {
-  TORCH_CHECK(spec_.target == TaskTarget::binary, "task ", spec_.task, ": probability() is for binary heads");
+  check_invariant(spec_.target == TaskTarget::binary, "task {}: probability() is for binary heads", spec_.task);
   return is_cosine(spec_) ? outputs : torch::sigmoid(outputs);
 }
 
@@ -170,7 +172,7 @@ torch::Tensor TaskHeadImpl::divergence(const torch::Tensor& a, const torch::Tens
     case TaskTarget::regression:
       return F::mse_loss(x, y);
   }
-  throw std::logic_error("TaskHead::divergence: unknown target");
+  throw InternalError("TaskHead::divergence: unknown target");
 }
 
 }  // namespace mtbert

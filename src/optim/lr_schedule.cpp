@@ -2,17 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "core/internal_error.h"
 
 namespace mtbert {
 
 LrSchedule::LrSchedule(const ScheduleConfig& config, double peak_lr, int64_t total_steps, int64_t steps_per_epoch)
     : config_(config), peak_lr_(peak_lr), total_steps_(total_steps) {
-  if (total_steps < 1 || steps_per_epoch < 0)
-    throw std::invalid_argument(
-        fmt::format("LrSchedule: total_steps {} must be >= 1, steps_per_epoch {} >= 0", total_steps, steps_per_epoch));
+  check_invariant(total_steps >= 1 && steps_per_epoch >= 0, "LrSchedule: total_steps {} must be >= 1, steps_per_epoch {} >= 0",
+                  total_steps, steps_per_epoch);
   // Rounded rather than truncated: 0.1 epoch of 1000 steps is 100.00000000000001.
   const int64_t warmup = config.warmup_steps > 0
                              ? config.warmup_steps
@@ -21,7 +21,7 @@ LrSchedule::LrSchedule(const ScheduleConfig& config, double peak_lr, int64_t tot
 }
 
 double LrSchedule::lr_at(int64_t step) const {
-  if (step < 0) throw std::invalid_argument(fmt::format("LrSchedule: step {} is negative", step));
+  check_invariant(step >= 0, "LrSchedule: step {} is negative", step);
   // Warmup, as HuggingFace's schedules: 0 at step 0, then a straight line
   // that reaches the peak at step warmup_steps.
   if (step < warmup_steps_) return peak_lr_ * static_cast<double>(step) / static_cast<double>(warmup_steps_);

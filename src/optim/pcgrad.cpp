@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "core/internal_error.h"
+
 namespace mtbert {
 
 namespace {
@@ -29,15 +31,15 @@ std::vector<std::vector<double>> gram_matrix(const std::vector<torch::Tensor>& g
 std::vector<double> combination_weights(const std::vector<std::vector<double>>& gram,
                                         const std::vector<std::vector<int64_t>>& orders, PcgradReduction reduction) {
   const size_t t = gram.size();
-  TORCH_CHECK(orders.size() == t, "pcgrad: ", orders.size(), " orders for ", t, " tasks");
+  check_invariant(orders.size() == t, "pcgrad: {} orders for {} tasks", orders.size(), t);
   std::vector<double> weights(t, 0.0);
   for (size_t i = 0; i < t; ++i) {
-    TORCH_CHECK(orders[i].size() + 1 == t, "pcgrad: task ", i, "'s order must list the ", t - 1, " other tasks");
+    check_invariant(orders[i].size() + 1 == t, "pcgrad: task {}'s order must list the {} other tasks", i, t - 1);
     std::vector<double> c(t, 0.0);
     c[i] = 1.0;
     for (int64_t j : orders[i]) {
-      TORCH_CHECK(j >= 0 && static_cast<size_t>(j) < t && static_cast<size_t>(j) != i, "pcgrad: bad task ", j,
-                  " in task ", i, "'s order");
+      check_invariant(j >= 0 && static_cast<size_t>(j) < t && static_cast<size_t>(j) != i,
+                      "pcgrad: bad task {} in task {}'s order", j, i);
       double dot = 0;
       for (size_t k = 0; k < t; ++k) dot += c[k] * gram[k][j];
       if (dot < 0) c[j] -= dot / gram[j][j];  // dot < 0 implies g_j != 0
@@ -65,9 +67,9 @@ struct Surgery {
 
 Surgery surgery(const std::vector<torch::Tensor>& grads, const std::vector<std::vector<int64_t>>& orders,
                 PcgradReduction reduction) {
-  TORCH_CHECK(!grads.empty(), "pcgrad: no task gradients");
+  check_invariant(!grads.empty(), "pcgrad: no task gradients");
   for (const auto& g : grads)
-    TORCH_CHECK(g.dim() == 1 && g.sizes() == grads[0].sizes(), "pcgrad: task gradients must be flat and of equal size");
+    check_invariant(g.dim() == 1 && g.sizes() == grads[0].sizes(), "pcgrad: task gradients must be flat and of equal size");
   torch::NoGradGuard no_grad;
   const auto gram = gram_matrix(grads);
   Surgery s;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
+#include "core/internal_error.h"
 #include "core/portable_random.h"
 #include "data/metrics.h"
 
@@ -27,7 +27,7 @@ double row_metric(const TaskOutcomes& task, const std::vector<size_t>& draw) {
 
 void check_paired(const std::string& name, const TaskOutcomes& row, const TaskOutcomes& reference) {
   const auto fail = [&](const std::string& what) {
-    throw std::invalid_argument(fmt::format("paired_bootstrap: task {}: {}", name, what));
+    throw InternalError(fmt::format("paired_bootstrap: task {}: {}", name, what));
   };
   if (row.runs.empty() || reference.runs.empty()) fail("a row without runs");
   if (row.gold != reference.gold) fail("the rows' gold labels differ: the examples are not paired");
@@ -60,7 +60,7 @@ std::map<std::string, BootstrapDifference> paired_bootstrap(const std::map<std::
                                                             const std::map<std::string, TaskOutcomes>& reference,
                                                             const std::vector<std::string>& columns,
                                                             const BootstrapOptions& options) {
-  if (options.samples < 2) throw std::invalid_argument("paired_bootstrap: at least 2 samples");
+  check_invariant(options.samples >= 2, "paired_bootstrap: at least 2 samples, got {}", options.samples);
   std::vector<std::string> tasks;  // in both rows
   for (const auto& [name, outcomes] : row) {
     const auto other = reference.find(name);

@@ -45,7 +45,7 @@ double task_metric(TaskMetric metric, const std::vector<double>& predicted, cons
 // Per column key (a task of both maps, or "overall": the mean of the tasks'
 // normalized metrics, as summary.json's overall), the row's difference to
 // the reference with its interval. The two rows' tasks must hold the same
-// examples (std::invalid_argument otherwise: the caller aligned them by id).
+// examples (InternalError otherwise: the caller aligned them by id).
 std::map<std::string, BootstrapDifference> paired_bootstrap(const std::map<std::string, TaskOutcomes>& row,
                                                             const std::map<std::string, TaskOutcomes>& reference,
                                                             const std::vector<std::string>& columns,

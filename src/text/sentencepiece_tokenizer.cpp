@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
-
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -71,8 +69,7 @@ std::vector<int64_t> SentencePieceTokenizer::encode(std::string_view text) const
     }
     std::string error;
     if (!processor_->encode(segment, &segment_ids, &error)) {
-      throw std::runtime_error(
-          fmt::format("SentencePiece ({}) failed to encode text: {}", model_file_.string(), error));
+      throw UserError(fmt::format("SentencePiece ({}) failed to encode text: {}", model_file_.string(), error));
     }
     ids.insert(ids.end(), segment_ids.begin(), segment_ids.end());
   });
@@ -90,8 +87,8 @@ std::vector<std::string> SentencePieceTokenizer::tokenize(std::string_view text)
 std::string SentencePieceTokenizer::id_to_piece(int64_t id) const {
   if (mask_appended_ && id == special_.mask) return std::string(kMaskPiece);
   if (id < 0 || id >= model_pieces_) {
-    throw std::out_of_range(fmt::format("token id {} is outside the SentencePiece vocabulary of {} (size {})", id,
-                                        model_file_.string(), vocab_size()));
+    throw UserError(fmt::format("token id {} is outside the SentencePiece vocabulary of {} (size {}): do the model "
+                                "and the tokenizer belong together?", id, model_file_.string(), vocab_size()));
   }
   return processor_->id_to_piece(static_cast<int>(id));
 }

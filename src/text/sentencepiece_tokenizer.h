@@ -41,7 +41,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::vector<std::string> tokenize(std::string_view text) const override;
   std::vector<int64_t> encode(std::string_view text) const override;
 
-  // Throws std::out_of_range for an id outside [0, vocab_size()).
+  // Throws UserError for an id outside [0, vocab_size()).
   std::string id_to_piece(int64_t id) const override;
   int64_t piece_to_id(std::string_view piece) const override;
   int64_t vocab_size() const override;

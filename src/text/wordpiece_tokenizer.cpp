@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
-#include <stdexcept>
 
 #include "core/input_file.h"
 #include "core/limits.h"
@@ -154,7 +153,8 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
 
 std::string WordPieceTokenizer::id_to_piece(int64_t id) const {
   if (id < 0 || id >= vocab_size()) {
-    throw std::out_of_range(fmt::format("token id {} is outside the WordPiece vocabulary (size {})", id, vocab_size()));
+    throw UserError(fmt::format("token id {} is outside the WordPiece vocabulary (size {}): do the model and the tokenizer "
+                                "belong together?", id, vocab_size()));
   }
   return pieces_[static_cast<std::size_t>(id)];
 }

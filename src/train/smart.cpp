@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "core/internal_error.h"
+
 namespace mtbert {
 
 namespace {
@@ -37,7 +39,7 @@ torch::Tensor smart_ascent_update(const torch::Tensor& delta, const torch::Tenso
       return step / (step.abs().amax({-1}, /*keepdim=*/true) + eps);  // per token
     }
   }
-  throw std::logic_error("smart_ascent_update: unknown update");
+  throw InternalError("smart_ascent_update: unknown update");
 }
 
 std::vector<torch::Tensor> smart_perturbation(MultitaskModel& model, const std::string& task,
@@ -129,18 +131,18 @@ MomentumTeacher::MomentumTeacher(const MultitaskModel& model) : teacher_(model->
 }
 
 void MomentumTeacher::update(const MultitaskModel& model, double beta) {
-  TORCH_CHECK(beta >= 0 && beta <= 1, "MomentumTeacher: beta must be in [0, 1], got ", beta);
+  check_invariant(beta >= 0 && beta <= 1, "MomentumTeacher: beta must be in [0, 1], got {}", beta);
   torch::NoGradGuard no_grad;
   // Paired by name, not by position: the teacher is a copy of the model, and
   // a module registered in another order must not average unrelated weights.
   auto pair_up = [](const torch::OrderedDict<std::string, torch::Tensor>& student,
                     const torch::OrderedDict<std::string, torch::Tensor>& teacher, const char* what,
                     const std::function<void(torch::Tensor&, const torch::Tensor&)>& update) {
-    TORCH_CHECK(student.size() == teacher.size(), "MomentumTeacher: the model has ", student.size(), " ", what,
-                ", its teacher ", teacher.size());
+    check_invariant(student.size() == teacher.size(), "MomentumTeacher: the model has {} {}, its teacher {}",
+                    student.size(), what, teacher.size());
     for (const auto& item : teacher) {
       const torch::Tensor* source = student.find(item.key());
-      TORCH_CHECK(source, "MomentumTeacher: the model has no ", what, " named ", item.key());
+      check_invariant(source != nullptr, "MomentumTeacher: the model has no {} named {}", what, item.key());
       torch::Tensor target = item.value();
       update(target, *source);
     }

@@ -4,9 +4,10 @@
 #include <cmath>
 #include <numeric>
 #include <random>
-#include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "core/internal_error.h"
 
 namespace mtbert {
 
@@ -39,26 +40,23 @@ std::vector<double> normalized_powers(const std::vector<SamplerTask>& tasks, dou
 
 TaskSampler::TaskSampler(const SamplerConfig& config, std::vector<SamplerTask> tasks, int64_t epochs, uint64_t seed)
     : config_(config), tasks_(std::move(tasks)), epochs_(epochs), seed_(seed) {
-  if (tasks_.empty()) throw std::invalid_argument("TaskSampler: no tasks");
-  if (epochs_ < 1) throw std::invalid_argument(fmt::format("TaskSampler: epochs {} must be >= 1", epochs_));
-  for (const auto& t : tasks_) {
-    if (t.examples < 1 || t.batches_per_pass < 1)
-      throw std::invalid_argument(fmt::format("TaskSampler: task {} has {} examples in {} batches", t.name,
-                                              t.examples, t.batches_per_pass));
-  }
-  if (one_pass(config_.kind) && config_.steps_per_epoch > 0)
-    throw std::invalid_argument(fmt::format("TaskSampler: {} makes one pass per epoch; steps_per_epoch must be 0",
-                                            enum_name(config_.kind)));
+  check_invariant(!tasks_.empty(), "TaskSampler: no tasks");
+  check_invariant(epochs_ >= 1, "TaskSampler: epochs {} must be >= 1", epochs_);
+  for (const auto& t : tasks_)
+    check_invariant(t.examples >= 1 && t.batches_per_pass >= 1, "TaskSampler: task {} has {} examples in {} batches",
+                    t.name, t.examples, t.batches_per_pass);
+  check_invariant(!one_pass(config_.kind) || config_.steps_per_epoch == 0,
+                  "TaskSampler: {} makes one pass per epoch; steps_per_epoch must be 0", enum_name(config_.kind));
 }
 
-int64_t TaskSampler::steps_per_epoch() const {
-  if (config_.steps_per_epoch > 0) return config_.steps_per_epoch;
+int64_t TaskSampler::steps_per_epoch(const SamplerConfig& config, const std::vector<SamplerTask>& tasks) {
+  if (config.steps_per_epoch > 0) return config.steps_per_epoch;
   int64_t sum = 0, max = 0;
-  for (const auto& t : tasks_) {
+  for (const auto& t : tasks) {
     sum += t.batches_per_pass;
     max = std::max(max, t.batches_per_pass);
   }
-  return config_.kind == SamplerKind::mixed ? max : sum;
+  return config.kind == SamplerKind::mixed ? max : sum;
 }
 
 double TaskSampler::anneal_alpha(int64_t epoch) const {
@@ -69,7 +67,7 @@ double TaskSampler::anneal_alpha(int64_t epoch) const {
 }
 
 std::vector<double> TaskSampler::probabilities(int64_t epoch) const {
-  if (epoch < 1) throw std::invalid_argument(fmt::format("TaskSampler: epoch {} must be >= 1", epoch));
+  check_invariant(epoch >= 1, "TaskSampler: epoch {} must be >= 1", epoch);
   const SamplerKind kind = config_.kind;
   if (kind == SamplerKind::proportional) return normalized_powers(tasks_, 1.0);
   if (kind == SamplerKind::annealed) return normalized_powers(tasks_, anneal_alpha(epoch));

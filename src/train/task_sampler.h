@@ -39,7 +39,10 @@ class TaskSampler {
  public:
   TaskSampler(const SamplerConfig& config, std::vector<SamplerTask> tasks, int64_t epochs, uint64_t seed);
 
-  int64_t steps_per_epoch() const;
+  int64_t steps_per_epoch() const { return steps_per_epoch(config_, tasks_); }
+  // The same before a sampler exists: it needs the number of epochs, which
+  // may follow from the steps per epoch (max_steps with epochs 0).
+  static int64_t steps_per_epoch(const SamplerConfig& config, const std::vector<SamplerTask>& tasks);
 
   // The sampling probabilities of each task in `epoch` (1-based), in task
   // order; for sequential and round_robin, the share of the epoch's steps;

@@ -1,9 +1,12 @@
 #include "train/train_step.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
+#include "core/internal_error.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/gradient_reducer.h"
@@ -12,56 +15,72 @@
 
 namespace mtbert {
 
-void LossTally::add(const std::string& task, const torch::Tensor& loss) {
-  auto& sum = sums_[task];
-  sum = sum.defined() ? sum + loss.detach().to(torch::kDouble) : loss.detach().to(torch::kDouble);
-  ++batches_[task];
+namespace {
+
+std::vector<std::string> task_names(const std::vector<TaskConfig>& tasks) {
+  std::vector<std::string> names;
+  for (const auto& t : tasks) names.push_back(t.name);
+  return names;
 }
 
-void LossTally::add_nothing(const std::string& task) {
-  if (sums_.count(task)) return;
-  sums_[task] = torch::zeros({}, torch::kDouble);
-  batches_[task] = 0;
+}  // namespace
+
+LossTally::LossTally(std::vector<std::string> tasks, torch::Device device) : tasks_(std::move(tasks)) {
+  sums_ = torch::zeros({static_cast<int64_t>(tasks_.size())}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  batches_.assign(tasks_.size(), 0);
+}
+
+void LossTally::reset() {
+  sums_.zero_();
+  std::fill(batches_.begin(), batches_.end(), 0);
+}
+
+void LossTally::add(const std::string& task, const torch::Tensor& loss) {
+  const auto it = std::find(tasks_.begin(), tasks_.end(), task);
+  check_invariant(it != tasks_.end(), "LossTally: no task {}", task);
+  const auto k = it - tasks_.begin();
+  sums_.select(0, k).add_(loss.detach().to(torch::kDouble));
+  ++batches_[k];
 }
 
 LossTally LossTally::summed(Communicator& comm) const {
-  // Every rank has drawn the same tasks, so the maps have the same keys.
-  std::vector<double> values;
-  for (const auto& [task, sum] : sums_) {
-    values.push_back(sum.item<double>());
-    values.push_back(static_cast<double>(batches_.at(task)));
-  }
-  auto all = torch::tensor(values, torch::kDouble).to(comm.device());
-  if (!values.empty()) comm.all_reduce_sum(all);
-  all = all.cpu();
-  LossTally out;
-  size_t i = 0;
-  for (const auto& [task, sum] : sums_) {
-    out.sums_[task] = torch::tensor(all[i].item<double>(), sum.options());
-    out.batches_[task] = static_cast<int64_t>(all[i + 1].item<double>());
-    i += 2;
-  }
+  std::vector<double> counts(batches_.begin(), batches_.end());
+  auto all = torch::cat({sums_, torch::tensor(counts, sums_.options())});
+  comm.all_reduce_sum(all);
+  LossTally out(tasks_, sums_.device());
+  const int64_t t = static_cast<int64_t>(tasks_.size());
+  out.sums_ = all.narrow(0, 0, t);
+  const auto summed_counts = all.narrow(0, t, t).cpu();
+  for (int64_t k = 0; k < t; ++k) out.batches_[k] = static_cast<int64_t>(summed_counts[k].item<double>());
   return out;
 }
 
 nlohmann::json LossTally::mean_json() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [task, sum] : sums_)
-    if (batches_.at(task) > 0) out[task] = sum.item<double>() / static_cast<double>(batches_.at(task));
+  const auto sums = sums_.cpu();
+  for (size_t k = 0; k < tasks_.size(); ++k)
+    if (batches_[k] > 0) out[tasks_[k]] = sums[k].item<double>() / static_cast<double>(batches_[k]);
   return out;
 }
 
 void LossTally::save(TrainProgress& progress) const {
   progress.interval_losses.clear();
-  for (const auto& [task, sum] : sums_) progress.interval_losses[task] = {sum.item<double>(), batches_.at(task)};
+  const auto sums = sums_.cpu();
+  for (size_t k = 0; k < tasks_.size(); ++k) progress.interval_losses[tasks_[k]] = {sums[k].item<double>(), batches_[k]};
 }
 
-void LossTally::restore(const TrainProgress& progress, torch::Device device) {
+void LossTally::restore(const TrainProgress& progress) {
   reset();
+  auto sums = torch::zeros_like(sums_, torch::kCPU);
   for (const auto& [task, l] : progress.interval_losses) {
-    sums_[task] = torch::tensor(l.first, torch::TensorOptions().dtype(torch::kDouble).device(device));
-    batches_[task] = l.second;
+    const auto it = std::find(tasks_.begin(), tasks_.end(), task);
+    if (it == tasks_.end())
+      throw UserError(fmt::format("the checkpoint holds training losses of task {}, which this run does not train "
+                                  "(was the config changed?)", task));
+    sums[it - tasks_.begin()] = l.first;
+    batches_[it - tasks_.begin()] = l.second;
   }
+  sums_.copy_(sums);
 }
 
 TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const TrainSection& train,
@@ -71,7 +90,8 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
       train_(train),
       precision_(precision),
       device_(device),
-      total_steps_(total_steps) {
+      total_steps_(total_steps),
+      losses_(task_names(tasks_), device) {
   optimizer_ = make_optimizer(model_, train_);
   for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
   for (const auto& p : model_->parameters())
@@ -141,7 +161,6 @@ void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
     // An empty data-parallel shard: zeros, so that the ranks still exchange
     // the same gradients (and PCGrad the same number of task gradients).
     if (pcgrad_) pcgrad_->capture_task_gradient();
-    losses_.add_nothing(name);
     return;
   }
   const double shard_weight = batch.global_size > 0 ? static_cast<double>(batch.size() * world_size_) /

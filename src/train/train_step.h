@@ -35,24 +35,28 @@ namespace mtbert {
 class Communicator;
 class GradientReducer;
 
-// Each task's mean training loss since the last reset.
+// Each task's mean training loss since the last reset: the sums as one dense
+// tensor in the experiment's task order, on the model's device (a step adds
+// its loss without waiting for it), and the batch counts on the host. Every
+// rank holds every task in the same order, whatever tasks it has drawn, so
+// the data-parallel sum is one all-reduce of one tensor, and reading the
+// tally is one transfer.
 class LossTally {
  public:
+  LossTally(std::vector<std::string> tasks, torch::Device device);
   void add(const std::string& task, const torch::Tensor& loss);
-  // A data-parallel rank whose shard of the task's batch was empty: the task
-  // is known, nothing is added.
-  void add_nothing(const std::string& task);
   // The tallies of all ranks together (every rank must call it).
   LossTally summed(Communicator& comm) const;
-  nlohmann::json mean_json() const;  // {"sst": 1.23, ...}
+  nlohmann::json mean_json() const;  // {"sst": 1.23, ...}: tasks with batches
   // To and from TrainProgress, so that a resumed run reports the same means.
   void save(TrainProgress& progress) const;
-  void restore(const TrainProgress& progress, torch::Device device);
-  void reset() { *this = LossTally{}; }
+  void restore(const TrainProgress& progress);
+  void reset();
 
  private:
-  std::map<std::string, torch::Tensor> sums_;
-  std::map<std::string, int64_t> batches_;
+  std::vector<std::string> tasks_;
+  torch::Tensor sums_;  // [tasks], double
+  std::vector<int64_t> batches_;
 };
 
 class TrainStep {

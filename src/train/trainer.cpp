@@ -67,16 +67,13 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run, Communicator* comm)
   }
   if (sampler_tasks.empty())
     throw UserError(fmt::format("{}: no task has a train split", e_.config.source.string()));
-  sampler_ = std::make_unique<TaskSampler>(t.sampler, sampler_tasks, std::max<int64_t>(t.epochs, 1), e_.config.seed);
-
-  const int64_t sampler_steps = sampler_->steps_per_epoch();
+  const int64_t sampler_steps = TaskSampler::steps_per_epoch(t.sampler, sampler_tasks);
   optimizer_steps_per_epoch_ = (sampler_steps + t.grad_accumulation - 1) / t.grad_accumulation;
   total_optimizer_steps_ = t.max_steps > 0 ? t.max_steps : t.epochs * optimizer_steps_per_epoch_;
   // epochs: 0 with max_steps: as many epochs as max_steps needs, so that the
   // annealed sampler and the progress bar see the epochs the run will make.
   epochs_ = t.epochs > 0 ? t.epochs : (total_optimizer_steps_ + optimizer_steps_per_epoch_ - 1) / optimizer_steps_per_epoch_;
-  if (epochs_ != std::max<int64_t>(t.epochs, 1))
-    sampler_ = std::make_unique<TaskSampler>(t.sampler, sampler_tasks, epochs_, e_.config.seed);
+  sampler_ = std::make_unique<TaskSampler>(t.sampler, std::move(sampler_tasks), epochs_, e_.config.seed);
 
   step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device,
                                       total_optimizer_steps_);
@@ -127,20 +124,28 @@ void Trainer::restore_last_checkpoint() {
                                   run_.root().string(), name));
     stream->restore(it->second);
   }
-  // The checkpoint holds every rank's losses together: rank 0 carries them on.
-  // The others start from zeros under the same tasks, since the tallies are
-  // summed key by key (LossTally::summed): without them, a rank would skip
-  // the sum's all-reduce when no task of rank 0's tally came up again before
-  // the next evaluation, and the ranks' collectives would part ways.
-  if (writes_run()) {
-    step_->losses().restore(progress_, e_.device);
-  } else {
-    step_->losses().reset();
-    for (const auto& [task, tally] : progress_.interval_losses) step_->losses().add_nothing(task);
-  }
+  // The checkpoint holds every rank's losses together: rank 0 carries them on,
+  // the others start from zeros.
+  if (writes_run()) step_->losses().restore(progress_);
+  else step_->losses().reset();
   if (writes_run()) run_.truncate_metrics(progress_.global_step);
   spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
                progress_.global_step);
+}
+
+int64_t Trainer::accumulate_batches(const std::vector<std::vector<int64_t>>& plan) {
+  const auto steps = static_cast<int64_t>(plan.size());
+  int64_t examples = 0;
+  for (int64_t micro = 0; micro < e_.config.train.grad_accumulation && progress_.step_in_epoch < steps; ++micro) {
+    for (const int64_t task_index : plan[progress_.step_in_epoch]) {
+      TaskBatch batch = streams_.at(sampler_tasks_[task_index])->next();
+      step_->accumulate(sampler_tasks_[task_index], batch);
+      examples += batch.global_size;
+    }
+    ++progress_.step_in_epoch;
+  }
+  progress_.examples_seen += examples;
+  return examples;
 }
 
 void Trainer::optimizer_step() {
@@ -199,79 +204,80 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
   session_start_seconds_ = progress_.train_seconds;
   session_clock_start_ = now_seconds();
   e_.model->train();
-  double interval_start = now_seconds();
+  double interval_start = now_seconds();  // the interval since the last evaluation: its start, its examples
   int64_t interval_examples = 0;
   auto reached_max_steps = [&] { return t.max_steps > 0 && progress_.global_step >= t.max_steps; };
   auto patience_exhausted = [&] {
     return t.early_stopping_patience > 0 && progress_.evals_without_improvement >= t.early_stopping_patience;
   };
   auto eval_now = [&] {
-    const double seconds = now_seconds() - interval_start;
-    evaluate_and_checkpoint(seconds, interval_examples);
+    evaluate_and_checkpoint(now_seconds() - interval_start, interval_examples);
     interval_start = now_seconds();
     interval_examples = 0;
   };
-
-  const int64_t session_first_step = progress_.global_step;
+  auto evaluated_at_this_step = [&] {
+    return t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0;
+  };
   // A stop request reaches the ranks at different moments: they stop together
   // at the first step any of them saw it.
   auto stop_now = [&] {
     const bool requested = hooks.stop_requested && hooks.stop_requested();
     return comm_ ? comm_->any(requested) : requested;
   };
+  const int64_t session_first_step = progress_.global_step;
+  const int64_t accumulation = t.grad_accumulation;
+  std::vector<std::vector<int64_t>> plan;  // the tasks of each step of progress_.epoch
+  int64_t planned_epoch = 0;
+  std::unique_ptr<Progress> bar;
+
+  // One optimizer step per turn (of grad_accumulation batches, fewer at an
+  // epoch's end); at an epoch's end, or at max_steps, the epoch's evaluation
+  // and checkpoint. A run resumed at an epoch's end starts with those.
   while (progress_.epoch <= epochs_ && !reached_max_steps()) {
-    const auto plan = sampler_->plan_epoch(progress_.epoch);
-    const int64_t steps = static_cast<int64_t>(plan.size());
-    // The bar counts this epoch's optimizer steps (a step is grad_accumulation
-    // batches), up to max_steps when that ends the epoch early.
-    const int64_t accumulation = t.grad_accumulation;
-    const int64_t epoch_start_step = progress_.global_step - (progress_.step_in_epoch + accumulation - 1) / accumulation;
-    int64_t epoch_optimizer_steps = (steps + accumulation - 1) / accumulation;
-    if (t.max_steps > 0) epoch_optimizer_steps = std::min(epoch_optimizer_steps, t.max_steps - epoch_start_step);
-    std::unique_ptr<Progress> bar;
-    if (hooks.show_progress)
-      bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, epochs_), epoch_optimizer_steps);
-    int64_t micro = 0;
-    while (progress_.step_in_epoch < steps) {
-      for (const int64_t task_index : plan[progress_.step_in_epoch]) {
-        const std::string& task = sampler_tasks_[task_index];
-        TaskBatch batch = streams_.at(task)->next();
-        step_->accumulate(task, batch);
-        interval_examples += batch.global_size;
-        progress_.examples_seen += batch.global_size;
-      }
-      ++progress_.step_in_epoch;
-      ++micro;
-      if (micro % t.grad_accumulation != 0 && progress_.step_in_epoch < steps) continue;
+    if (planned_epoch != progress_.epoch) {
+      plan = sampler_->plan_epoch(progress_.epoch);
+      planned_epoch = progress_.epoch;
+      // The bar counts this epoch's optimizer steps, up to max_steps where
+      // that ends the epoch early.
+      const int64_t done = (progress_.step_in_epoch + accumulation - 1) / accumulation;
+      int64_t total = (static_cast<int64_t>(plan.size()) + accumulation - 1) / accumulation;
+      if (t.max_steps > 0) total = std::min(total, done + t.max_steps - progress_.global_step);
+      bar.reset();
+      if (hooks.show_progress)
+        bar = std::make_unique<Progress>(fmt::format("epoch {}/{}", progress_.epoch, epochs_), total);
+    }
+    const auto steps = static_cast<int64_t>(plan.size());
+    if (progress_.step_in_epoch < steps) {
+      interval_examples += accumulate_batches(plan);
       optimizer_step();
       if (comm_ && writes_run() && progress_.global_step == session_first_step + 1)
         spdlog::info("data-parallel over {} ranks: {} all-reduce call(s), {:.2f} MB of gradients per step",
                      world_size(), step_->last_all_reduce_calls(), step_->last_all_reduce_bytes() / 1e6);
       if (bar) {
         const double seconds = now_seconds() - interval_start;
-        bar->update(progress_.global_step - epoch_start_step, fmt::format("{:.0f} ex/s  lr {:.2e}",
-                                                         seconds > 0 ? interval_examples / seconds : 0.0,
-                                                         schedule_->lr_at(progress_.global_step - 1)));
+        bar->update((progress_.step_in_epoch + accumulation - 1) / accumulation,
+                    fmt::format("{:.0f} ex/s  lr {:.2e}", seconds > 0 ? interval_examples / seconds : 0.0,
+                                schedule_->lr_at(progress_.global_step - 1)));
       }
-      if (t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0) {
+      if (evaluated_at_this_step()) {
         eval_now();
         save_last();
         if (patience_exhausted()) return TrainEnd::early_stopped;
       }
-      if (reached_max_steps()) break;
-      if (stop_now()) {
+      if (!reached_max_steps() && stop_now()) {
         save_last();
         if (writes_run())
           spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert train --resume {}",
                        progress_.global_step, run_.root().string());
         return TrainEnd::interrupted;
       }
+      if (!reached_max_steps() && progress_.step_in_epoch < steps) continue;
     }
+    // The epoch's end (or max_steps): evaluated unless every N steps already
+    // did at this very step; the row carries the epoch just trained.
     if (bar) bar->finish(fmt::format("{} optimizer steps", progress_.global_step));
-    // Evaluate at each epoch's end (or at max_steps) unless every N steps
-    // already did at this very step; the row carries the epoch just trained.
-    const bool evaluated_here = t.eval_every_steps > 0 && progress_.global_step % t.eval_every_steps == 0;
-    if (!evaluated_here) eval_now();
+    bar.reset();
+    if (!evaluated_at_this_step()) eval_now();
     if (progress_.step_in_epoch >= steps) {
       ++progress_.epoch;
       progress_.step_in_epoch = 0;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,9 @@ class Trainer {
   const TrainProgress& progress() const { return progress_; }
 
  private:
+  // The batches of the next optimizer step (grad_accumulation steps of the
+  // epoch's plan, fewer at its end) forward and backward; their examples.
+  int64_t accumulate_batches(const std::vector<std::vector<int64_t>>& plan);
   void optimizer_step();
   void evaluate_and_checkpoint(double interval_seconds, int64_t interval_examples);
   void save_last();

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "core/internal_error.h"
 #include "core/portable_random.h"
 #include "core/user_error.h"
 #include "data/task_data.h"
@@ -254,7 +255,7 @@ TEST_CASE("make_batch pads each segment to its own longest row", "[batching]") {
 
   split.labeled = false;
   CHECK_FALSE(mtbert::make_batch(split, {2}).labels.defined());
-  CHECK_THROWS_AS(mtbert::make_batch(split, {3}), std::out_of_range);
+  CHECK_THROWS_AS(mtbert::make_batch(split, {3}), mtbert::InternalError);
 }
 
 TEST_CASE("BatchStream: endless, reshuffled each pass", "[batching]") {
@@ -315,7 +316,7 @@ TEST_CASE("batch_shard: contiguous parts whose sizes differ by at most one", "[b
   CHECK(mtbert::batch_shard(batch, 1, 2) == Ids{12, 13, 14});
   CHECK(mtbert::batch_shard({7}, 0, 2).empty());
   CHECK(mtbert::batch_shard({7}, 1, 2) == Ids{7});
-  CHECK_THROWS_AS(mtbert::batch_shard(batch, 2, 2), std::invalid_argument);
+  CHECK_THROWS_AS(mtbert::batch_shard(batch, 2, 2), mtbert::InternalError);
 }
 
 TEST_CASE("BatchStream shards: the ranks together see exactly the unsharded batches", "[batching]") {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/internal_error.h"
 #include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -97,7 +98,7 @@ TEST_CASE("float32 predictions are spelled as numpy prints them", "[prediction_f
 TEST_CASE("prediction files: mismatched inputs and unwritable places", "[prediction_file]") {
   mtbert::test::TempDir dir;
   CHECK_THROWS_AS(mtbert::prediction_file_contents(mtbert::builtin_task("sst"), {"a"}, {1.0, 2.0}),
-                  std::invalid_argument);
+                  mtbert::InternalError);
   CHECK_THROWS_AS(mtbert::write_prediction_file(dir / "no" / "such" / "dir.csv", mtbert::builtin_task("sst"), {"a"},
                                                 {1.0}),
                   mtbert::UserError);

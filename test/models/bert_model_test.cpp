@@ -11,6 +11,7 @@
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
 #include "models/pretrained_model.h"
+#include "support/small_deberta_config.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
@@ -130,6 +131,42 @@ TEST_CASE("padding does not change the outputs of real tokens", "[models]") {
   auto diff = (long_out.last_hidden_state.index({Slice(), Slice(0, 4)}) - short_out.last_hidden_state).abs().max();
   CHECK(diff.item<double>() < 1e-6);
   CHECK((long_out.pooler_output - short_out.pooler_output).abs().max().item<double>() < 1e-6);
+}
+
+// Each layer hands back its probabilities with its output (no pointer in the
+// context): one [B, heads, N, N] per layer, rows summing to 1, padding keys
+// at 0, and the hidden states those of a run that did not ask.
+TEST_CASE("output_attentions returns each layer's attention probabilities, BERT and DeBERTa", "[models]") {
+  ModelConfig bert;
+  bert.vocab_size = 50;
+  bert.hidden_size = 16;
+  bert.num_hidden_layers = 2;
+  bert.num_attention_heads = 4;
+  bert.intermediate_size = 24;
+  bert.max_position_embeddings = 32;
+  for (const ModelConfig& c : {bert, test::small_deberta_config()}) {
+    DYNAMIC_SECTION(c.model_type) {
+      torch::manual_seed(5);
+      BertModel model(c);
+      model->eval();
+      torch::NoGradGuard no_grad;
+      auto ids = torch::randint(1, 50, {2, 7}, torch::kLong);
+      auto mask = torch::ones({2, 7}, torch::kLong);
+      mask.index_put_({1, torch::indexing::Slice(4, 7)}, 0);
+      const auto with = model(ids, mask, torch::Tensor(), /*output_attentions=*/true);
+      const auto without = model(ids, mask);
+      CHECK(without.attentions.empty());
+      REQUIRE(with.attentions.size() == 2);
+      for (const auto& probs : with.attentions) {
+        REQUIRE(probs.sizes() == torch::IntArrayRef({2, 4, 7, 7}));
+        CHECK((probs.sum(-1) - 1).abs().max().item<double>() < 1e-5);
+        CHECK(probs[1].narrow(-1, 4, 3).abs().max().item<double>() < 1e-12);
+      }
+      // LibTorch 2.x runs BERT's fused kernel when no probabilities are asked
+      // for: the same values up to rounding.
+      CHECK((with.last_hidden_state - without.last_hidden_state).abs().max().item<double>() < 1e-5);
+    }
+  }
 }
 
 TEST_CASE("initialize_weights follows HuggingFace's scheme", "[models]") {

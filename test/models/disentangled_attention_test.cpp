@@ -227,7 +227,7 @@ TEST_CASE("banded position GEMMs equal the full products, forward and backward",
       ctx.attention_bias = attention_bias_from_mask(mask, torch::kFloat);
       auto x = hidden.clone().requires_grad_(true);
       attention->zero_grad();
-      auto out = attention(x, ctx);
+      auto out = attention(x, ctx).hidden;
       out.pow(2).sum().backward();
       std::vector<torch::Tensor> result = {out, x.grad(), ctx.relative_embeddings.grad()};
       for (const auto& p : attention->parameters()) result.push_back(p.grad().clone());

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/internal_error.h"
 #include "models/dropout.h"
 #include "support/test_support.h"
 
@@ -37,5 +38,5 @@ TEST_CASE("Dropout clones, prints and checks p", "[models][dropout]") {
   std::ostringstream printed;
   dropout->pretty_print(printed);
   CHECK(printed.str() == "mtbert::Dropout(p=0.1)");
-  CHECK_THROWS_AS(mtbert::Dropout(1.5), c10::Error);
+  CHECK_THROWS_AS(mtbert::Dropout(1.5), mtbert::InternalError);
 }

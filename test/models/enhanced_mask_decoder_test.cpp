@@ -33,11 +33,11 @@ TEST_CASE("EMD runs the last layer twice on the second-to-last layer's output", 
   ctx.attention_bias = attention_bias_from_mask(mask, torch::kFloat);
   plain->encoder->add_relative_positions(ctx, 9, torch::kCPU);
   // H_{L-1}: the embeddings through the first of the two layers.
-  auto hidden = plain->encoder->layer[0]->as<BertLayer>()->forward(plain->embed(ids, torch::Tensor()), ctx);
+  auto hidden = plain->encoder->layer[0]->as<BertLayer>()->forward(plain->embed(ids, torch::Tensor()), ctx).hidden;
   auto& last = *plain->encoder->layer[1]->as<BertLayer>();
   auto positions = emd->embeddings->position_embeddings->weight.narrow(0, 0, 9).unsqueeze(0);
-  auto first = last.forward(hidden, ctx, hidden + positions);
-  auto second = last.forward(hidden, ctx, first);
+  auto first = last.forward(hidden, ctx, hidden + positions).hidden;
+  auto second = last.forward(hidden, ctx, first).hidden;
   CHECK((emd(ids, mask).last_hidden_state - second).abs().max().item<double>() < 1e-6);
   // The last layer ran twice, not three times: attentions of layer 0, then one per EMD pass.
   CHECK(emd->forward(ids, mask, torch::Tensor(), true).attentions.size() == 3);

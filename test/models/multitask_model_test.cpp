@@ -346,7 +346,7 @@ TEST_CASE("a parallel PAL joins each layer as LN(a + FFN(a) + PAL_l(h)), h the l
   auto h = embedded;
   for (size_t l = 0; l < model->bert->encoder->layer->size(); ++l) {
     auto& layer = *model->bert->encoder->layer[l]->as<BertLayer>();
-    const auto a = layer.attention(h, ctx, torch::Tensor());
+    const auto a = layer.attention(h, ctx, torch::Tensor()).hidden;
     const auto ffn = layer.output->dense(layer.intermediate(a));
     h = layer.output->LayerNorm(a + ffn + pals->forward(static_cast<int64_t>(l), h, bias));
   }

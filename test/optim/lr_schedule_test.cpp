@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/internal_error.h"
 #include "support/test_support.h"
 
 
@@ -91,6 +92,6 @@ TEST_CASE("the schedule is a pure function of the step", "[lr_schedule]") {
   const double later = a.lr_at(900);
   a.lr_at(3);
   CHECK(a.lr_at(900) == later);
-  CHECK_THROWS_AS(a.lr_at(-1), std::invalid_argument);
-  CHECK_THROWS_AS(mtbert::LrSchedule(schedule("linear", 0, 0, 0), 1, 0, 1), std::invalid_argument);
+  CHECK_THROWS_AS(a.lr_at(-1), mtbert::InternalError);
+  CHECK_THROWS_AS(mtbert::LrSchedule(schedule("linear", 0, 0, 0), 1, 0, 1), mtbert::InternalError);
 }

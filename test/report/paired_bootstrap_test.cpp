@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "core/internal_error.h"
 #include "support/test_support.h"
 
 using Catch::Matchers::WithinAbs;
@@ -131,5 +132,5 @@ TEST_CASE("rows that do not predict the same examples are refused", "[report][bo
   other[0] = 1.0 - other[0];
   std::vector<bool> right(10, true);
   CHECK_THROWS_AS(paired_bootstrap({{"sst", classifier(gold, right)}}, {{"sst", classifier(other, right)}}, {"sst"}, {}),
-                  std::invalid_argument);
+                  mtbert::InternalError);
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/internal_error.h"
 #include "support/test_support.h"
 
 
@@ -199,11 +200,11 @@ TEST_CASE("a plan is the same on every platform", "[task_sampler]") {
 }
 
 TEST_CASE("the sampler rejects what cannot be planned", "[task_sampler]") {
-  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("annealed"), {}, 10, 1), std::invalid_argument);
-  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("annealed"), {{"a", 0, 0}}, 10, 1), std::invalid_argument);
-  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("annealed"), {{"a", 5, 1}}, 0, 1), std::invalid_argument);
+  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("annealed"), {}, 10, 1), mtbert::InternalError);
+  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("annealed"), {{"a", 0, 0}}, 10, 1), mtbert::InternalError);
+  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("annealed"), {{"a", 5, 1}}, 0, 1), mtbert::InternalError);
   mtbert::SamplerConfig c = sampler("sequential");
   c.steps_per_epoch = 5;
-  CHECK_THROWS_AS(mtbert::TaskSampler(c, {{"a", 5, 1}}, 1, 1), std::invalid_argument);
-  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("mixed"), {{"a", 5, 1}}, 1, 1).plan_epoch(0), std::invalid_argument);
+  CHECK_THROWS_AS(mtbert::TaskSampler(c, {{"a", 5, 1}}, 1, 1), mtbert::InternalError);
+  CHECK_THROWS_AS(mtbert::TaskSampler(sampler("mixed"), {{"a", 5, 1}}, 1, 1).plan_epoch(0), mtbert::InternalError);
 }
