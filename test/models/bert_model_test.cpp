@@ -13,6 +13,7 @@
 #include "models/pretrained_model.h"
 #include "support/small_deberta_config.h"
 #include "support/test_support.h"
+#include "support/tiny_multitask.h"
 
 namespace fs = std::filesystem;
 using namespace mtbert;
@@ -137,20 +138,13 @@ TEST_CASE("padding does not change the outputs of real tokens", "[models]") {
 // context): one [B, heads, N, N] per layer, rows summing to 1, padding keys
 // at 0, and the hidden states those of a run that did not ask.
 TEST_CASE("output_attentions returns each layer's attention probabilities, BERT and DeBERTa", "[models]") {
-  ModelConfig bert;
-  bert.vocab_size = 50;
-  bert.hidden_size = 16;
-  bert.num_hidden_layers = 2;
-  bert.num_attention_heads = 4;
-  bert.intermediate_size = 24;
-  bert.max_position_embeddings = 32;
-  for (const ModelConfig& c : {bert, test::small_deberta_config()}) {
+  for (const ModelConfig& c : {test::tiny_config(), test::small_deberta_config()}) {
     DYNAMIC_SECTION(c.model_type) {
       torch::manual_seed(5);
       BertModel model(c);
       model->eval();
       torch::NoGradGuard no_grad;
-      auto ids = torch::randint(1, 50, {2, 7}, torch::kLong);
+      auto ids = torch::randint(1, 40, {2, 7}, torch::kLong);
       auto mask = torch::ones({2, 7}, torch::kLong);
       mask.index_put_({1, torch::indexing::Slice(4, 7)}, 0);
       const auto with = model(ids, mask, torch::Tensor(), /*output_attentions=*/true);
@@ -158,7 +152,7 @@ TEST_CASE("output_attentions returns each layer's attention probabilities, BERT 
       CHECK(without.attentions.empty());
       REQUIRE(with.attentions.size() == 2);
       for (const auto& probs : with.attentions) {
-        REQUIRE(probs.sizes() == torch::IntArrayRef({2, 4, 7, 7}));
+        REQUIRE(probs.sizes() == torch::IntArrayRef({2, c.num_attention_heads, 7, 7}));
         CHECK((probs.sum(-1) - 1).abs().max().item<double>() < 1e-5);
         CHECK(probs[1].narrow(-1, 4, 3).abs().max().item<double>() < 1e-12);
       }
