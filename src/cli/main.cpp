@@ -18,6 +18,7 @@
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
+#include "dist/launcher_watch.h"
 
 namespace {
 
@@ -36,6 +37,7 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   mtbert::prepare_process(argc, argv);
+  mtbert::follow_launcher();  // a rank of --nproc ends with its launcher
 
   CLI::App app{"mtbert: multi-task fine-tuning of BERT-family encoders (SST, Quora, STS)", "mtbert"};
   app.set_version_flag("--version", std::string("mtbert ") + MTBERT_VERSION + " (LibTorch " +

@@ -20,6 +20,7 @@
 #include "core/scoped_signal_handler.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
+#include "dist/launcher_watch.h"
 
 extern char** environ;
 
@@ -39,9 +40,12 @@ void reset_signal_state() {
 // This process's environment without the variables the launcher sets, and
 // with each rank's share of the cores in OMP_NUM_THREADS unless the user set
 // it, as torchrun does: the BLAS library and OpenMP read it when they load,
-// before the rank sets its own thread count (core/thread_count.h).
+// before the rank sets its own thread count (core/thread_count.h). The
+// launcher's pid lets each rank end with it (dist/launcher_watch.h).
 std::vector<std::string> child_environment(int rank, int nproc, int port) {
-  const char* ours[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT="};
+  const std::string launcher = std::string(kLauncherPidVariable) + "=";
+  const char* ours[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=",
+                        launcher.c_str()};
   std::vector<std::string> env;
   bool threads_set = false;
   for (char** e = environ; *e; ++e) {
@@ -57,6 +61,7 @@ std::vector<std::string> child_environment(int rank, int nproc, int port) {
   env.push_back(fmt::format("LOCAL_WORLD_SIZE={}", nproc));
   env.push_back("MASTER_ADDR=127.0.0.1");
   env.push_back(fmt::format("MASTER_PORT={}", port));
+  env.push_back(fmt::format("{}{}", launcher, ::getpid()));
   if (!threads_set) env.push_back(fmt::format("OMP_NUM_THREADS={}", std::max(1, available_cores() / nproc)));
   return env;
 }

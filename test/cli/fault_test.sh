@@ -2,8 +2,9 @@
 # Faults and bad input end to end: a disk that fills (a file-size limit, and a
 # full tmpfs where this test may mount one), a read-only file system, runs
 # killed with SIGKILL at random moments (then resumed: the weights of an
-# uninterrupted run, exactly), damaged run files, absurd sizes and counts, and
-# edits to a run's config before --resume. Each must end in one line and exit
+# uninterrupted run, exactly), a SIGKILLed --nproc launcher (its ranks end
+# with it), damaged run files, absurd sizes and counts, and edits to a run's
+# config before --resume. Each must end in one line and exit
 # 2 (or be accepted correctly), within bounded time, leaving the last good
 # checkpoint untouched and nothing half-written.
 set -euo pipefail
@@ -106,6 +107,65 @@ for round in 1 2 3 4 5; do
   done
   check "SIGKILL round $round: the run finishes" grep -q '"status": "finished"' "$out/summary.json"
   check "  ... with exactly the uninterrupted run's weights" within "$dir/full" "$out" 0
+done
+
+# --- SIGKILL to the --nproc launcher (issue 36): its ranks stop within 5 s
+# (the kernel sends each SIGTERM when its parent dies; a rank that trains
+# saves a checkpoint first), at three moments: while the ranks start (before
+# or during their rendezvous), mid-run, and while a checkpoint is written
+# (checkpoints/*.tmp exists; caught when the write lasts long enough to be
+# seen). --resume then ends with the uninterrupted 2-rank run's weights. Only
+# processes this test started are signalled: the launcher it ran, whose
+# ranks are read off as that launcher's children before it dies.
+nproc=(train.batch_size=4 --nproc 2)
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${long[@]}" "${nproc[@]}" --out "$dir/nfull" --no-progress \
+  >/dev/null 2>&1
+ranks_of() {  # ranks_of LAUNCHER: its children, once both ranks exist
+  local ranks=""
+  for _ in $(seq 1 1000); do
+    ranks="$(pgrep -P "$1" || true)"
+    [[ $(wc -w <<<"$ranks") -ge 2 ]] && break
+    sleep 0.01
+  done
+  echo $ranks
+}
+alive() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+now() { date +%s.%N; }
+for moment in start mid-run checkpoint; do
+  out="$dir/nkill-$moment"
+  "$bin" train experiments/quickstart.yaml "${tiny[@]}" "${long[@]}" "${nproc[@]}" --out "$out" --no-progress \
+    >/dev/null 2>"$out.log" &
+  launcher=$!
+  read -r -a ranks <<<"$(ranks_of "$launcher")"
+  caught=""
+  case $moment in
+    mid-run) for _ in $(seq 1 600); do [[ -d "$out/checkpoints/last" ]] && break; sleep 0.05; done ;;
+    checkpoint)
+      for _ in $(seq 1 4000); do
+        if compgen -G "$out/checkpoints/*.tmp" >/dev/null; then caught=" (caught a write)"; break; fi
+        sleep 0.002
+      done ;;
+  esac
+  kill -KILL "$launcher"
+  wait "$launcher" 2>/dev/null || true
+  killed=$(now)
+  for _ in $(seq 1 200); do alive "${ranks[@]}" || break; sleep 0.05; done
+  took=$("$py" -c "print(round($(now) - $killed, 2))")
+  in_time=$("$py" -c "print(int($took <= 5))")
+  left=0; alive "${ranks[@]}" && left=1
+  check "launcher SIGKILLed at $moment$caught: its ${#ranks[@]} ranks end within 5 s ($took s)" \
+    test "${#ranks[@]}" -eq 2 -a "$left" -eq 0 -a "$in_time" -eq 1
+  [[ $left -eq 0 ]] || kill -KILL "${ranks[@]}" 2>/dev/null || true  # after a failed check: none left behind
+  for _ in 1 2 3; do  # resume, or start again in place when no checkpoint was written
+    if [[ -d "$out/checkpoints/last" || -d "$out/checkpoints/last.old" ]]; then
+      "$bin" train --resume "$out" --nproc 2 --no-progress >/dev/null 2>"$out.err" && break
+    else
+      "$bin" train experiments/quickstart.yaml "${tiny[@]}" "${long[@]}" "${nproc[@]}" --out "$out" --no-progress \
+        >/dev/null 2>"$out.err" && break
+    fi
+  done
+  check "  ... the run then finishes" grep -q '"status": "finished"' "$out/summary.json"
+  check "  ... with exactly the uninterrupted 2-rank run's weights" within "$dir/nfull" "$out" 0
 done
 
 # --- Damaged run files: one line naming the file and key (an interrupted run).
