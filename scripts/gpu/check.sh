@@ -87,8 +87,9 @@ if [[ $configure_only -eq 1 ]]; then
   echo "configured in $((SECONDS - started)) s (--configure: nothing built)"
   exit 0
 fi
-# The executable and the tests only (benchmark binaries are not run here).
-stage build 330 cmake --build "$build" -j "$jobs" --target mtbert mtbert_tests -- -k 0
+# The executable, the tests and the op's Python library (benchmark binaries
+# are not run here).
+stage build 330 cmake --build "$build" -j "$jobs" --target mtbert mtbert_tests mtbert_ops_module -- -k 0
 tests="$build/test/mtbert_tests"
 export MTBERT_FIXTURES="$build/fixtures" MTBERT_SOURCE_DIR="$root" OMP_WAIT_POLICY=PASSIVE
 stage fixtures 60 python3 scripts/make_test_fixtures.py --out "$build/fixtures"
@@ -125,6 +126,9 @@ if ! stage train-cuda-bf16 90 "${deberta[@]}" --out "$runs/deberta"; then
   fi
 fi
 stage attention-tests 60 "$tests" "[attention],[autocast]" --durations yes
+# The op from pip's torch (libmtbert_ops.so built against its LibTorch), CUDA
+# against CPU included.
+MTBERT_OPS_LIBRARY="$build/libmtbert_ops.so" stage py-ops 60 python3 test/scripts/ops_test.py
 stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
 cat >"$runs/pretrain.yaml" <<YAML
 extends: $root/experiments/pretrain/base.yaml
