@@ -45,11 +45,11 @@ void LossTally::add(const std::string& task, const torch::Tensor& loss) {
 
 LossTally LossTally::summed(Communicator& comm) const {
   std::vector<double> counts(batches_.begin(), batches_.end());
-  auto all = torch::cat({sums_, torch::tensor(counts, sums_.options())});
+  auto all = torch::cat({sums_, torch::tensor(counts, sums_.options())}).to(comm.device());
   comm.all_reduce_sum(all);
   LossTally out(tasks_, sums_.device());
   const int64_t t = static_cast<int64_t>(tasks_.size());
-  out.sums_ = all.narrow(0, 0, t);
+  out.sums_ = all.narrow(0, 0, t).to(sums_.device());
   const auto summed_counts = all.narrow(0, t, t).cpu();
   for (int64_t k = 0; k < t; ++k) out.batches_[k] = static_cast<int64_t>(summed_counts[k].item<double>());
   return out;
