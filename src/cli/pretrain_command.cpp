@@ -76,7 +76,7 @@ void run_pretrain_rank(const RunArgs& args, const LaunchEnv& env, const ConfigAr
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
-      done = run_is_done(resumable_run(args.resume).status);
+      done = run_is_done(resumable_run(args.resume, "pretrain").status);
       if (done) spdlog::info("{} is already finished", args.resume);
       else lock.emplace(args.resume);
     }
@@ -111,7 +111,7 @@ void run_pretrain_rank(const RunArgs& args, const LaunchEnv& env, const ConfigAr
 void launch_pretrain_ranks(const RunArgs& args, const ConfigArguments& given) {
   int64_t timeout_seconds = DistributedSection{}.timeout_seconds;
   if (!args.resume.empty()) {
-    if (run_is_done(resumable_run(args.resume).status)) {
+    if (run_is_done(resumable_run(args.resume, "pretrain").status)) {
       spdlog::info("{} is already finished", args.resume);
       return;
     }
@@ -135,7 +135,7 @@ void run_pretrain(const RunArgs& args) {
   if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
   // A finished run is left to the paths below, which say so.
   if (!args.resume.empty())
-    check_resume(args, [](const fs::path& file) { return resolved_yaml(load_pretrain_config(file)); });
+    check_resume(args, "pretrain", [](const fs::path& file) { return resolved_yaml(load_pretrain_config(file)); });
   const LaunchEnv env = launch_env();
   if (args.nproc > 0) {
     if (env.distributed())
@@ -149,7 +149,7 @@ void run_pretrain(const RunArgs& args) {
     return;
   }
   if (!args.resume.empty()) {
-    if (run_is_done(resumable_run(args.resume).status)) {
+    if (run_is_done(resumable_run(args.resume, "pretrain").status)) {
       spdlog::info("{} is already finished", args.resume);
       return;
     }

@@ -18,10 +18,11 @@ struct ConfigArguments {
 };
 ConfigArguments split_config_arguments(const std::vector<std::string>& positional);
 
-// The state of a run folder given to --resume: finished runs are returned as
-// they are (nothing to do); UserError for one being trained, or without a
-// checkpoint, or not a run folder.
-RunState resumable_run(const std::string& folder);
+// The state of a run folder given to `mtbert <command> --resume` (command:
+// train or pretrain): finished runs are returned as they are (nothing to do);
+// UserError for a run of the other command (naming the command to use), one
+// being trained, one without a checkpoint, or not a run folder.
+RunState resumable_run(const std::string& folder, const std::string& command);
 
 // The config a run resumes with (its config.resolved.yaml) against the copy
 // its last checkpoint holds: a change (the file edited since) would make the

@@ -19,8 +19,9 @@ namespace mtbert::cli {
 
 namespace fs = std::filesystem;
 
-bool check_resume(const RunArgs& args, const std::function<std::string(const fs::path&)>& canonical) {
-  if (run_is_done(resumable_run(args.resume).status)) return false;
+bool check_resume(const RunArgs& args, const std::string& command,
+                  const std::function<std::string(const fs::path&)>& canonical) {
+  if (run_is_done(resumable_run(args.resume, command).status)) return false;
   const RunDirectory run(args.resume);
   check_resume_config(run, args.force, canonical);
   if (args.nproc > 0) {

@@ -30,8 +30,10 @@ struct RunArgs {
 // starts: the folder holds a run that can be resumed (false: it is finished,
 // nothing to do), its config is the one of its last checkpoint (or --force,
 // see check_resume_config), and --nproc gives it the ranks it was trained
-// with. `canonical` gives a resolved config file in canonical form.
-bool check_resume(const RunArgs& args, const std::function<std::string(const std::filesystem::path&)>& canonical);
+// with. `command`: train or pretrain (resumable_run); `canonical` gives a
+// resolved config file in canonical form.
+bool check_resume(const RunArgs& args, const std::string& command,
+                  const std::function<std::string(const std::filesystem::path&)>& canonical);
 
 // Sets and returns the intra-op threads: --threads, else the config's; a rank
 // of a launcher with the config's 0 (one per core) gets its share of the

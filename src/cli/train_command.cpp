@@ -68,7 +68,7 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
-      const RunState state = resumable_run(args.resume);
+      const RunState state = resumable_run(args.resume, "train");
       done = run_is_done(state.status);
       if (done) fmt::print("{}", summary_table(state.summary));
       else lock.emplace(args.resume);
@@ -105,7 +105,7 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
 void launch_train_ranks(const RunArgs& args, const ConfigArguments& given) {
   int64_t timeout_seconds = DistributedSection{}.timeout_seconds;
   if (!args.resume.empty()) {
-    const RunState state = resumable_run(args.resume);
+    const RunState state = resumable_run(args.resume, "train");
     if (run_is_done(state.status)) {
       fmt::print("{}", summary_table(state.summary));
       return;
@@ -132,7 +132,7 @@ void run_train(RunArgs& args) {
   if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
   // A finished run is left to the paths below, which print its table.
   if (!args.resume.empty())
-    check_resume(args, [](const fs::path& file) { return resolved_yaml(load_experiment(file)); });
+    check_resume(args, "train", [](const fs::path& file) { return resolved_yaml(load_experiment(file)); });
   const LaunchEnv env = launch_env();
   if (args.nproc > 0) {
     if (env.distributed())
@@ -146,7 +146,7 @@ void run_train(RunArgs& args) {
     return;
   }
   if (!args.resume.empty()) {
-    const RunState state = resumable_run(args.resume);
+    const RunState state = resumable_run(args.resume, "train");
     if (run_is_done(state.status)) {
       spdlog::info("{} is already finished", args.resume);
       fmt::print("{}", summary_table(state.summary));

@@ -28,6 +28,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/experiment.h"
+#include "train/run_status.h"
 
 namespace mtbert {
 
@@ -410,8 +411,8 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
         save_last();
         if (bar) bar->finish("stopped");
         if (writes_run())
-          spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert pretrain --resume {}",
-                       progress_.global_step, run_.root().string());
+          spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert pretrain --resume {}{}",
+                       progress_.global_step, run_.root().string(), resume_ranks_hint(world_size()));
         return TrainEnd::interrupted;
       }
     }

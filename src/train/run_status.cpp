@@ -50,4 +50,8 @@ RunState inspect_run(const fs::path& folder) {
   return state;
 }
 
+std::string resume_ranks_hint(int world_size) {
+  return world_size > 1 ? " --nproc " + std::to_string(world_size) : std::string();
+}
+
 }  // namespace mtbert

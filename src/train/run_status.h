@@ -35,4 +35,8 @@ struct RunState {
 
 RunState inspect_run(const std::filesystem::path& folder);
 
+// What a resume command needs besides the folder: " --nproc N" for a run of
+// N > 1 data-parallel ranks (it resumes with as many), else nothing.
+std::string resume_ranks_hint(int world_size);
+
 }  // namespace mtbert

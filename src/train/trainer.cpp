@@ -14,6 +14,7 @@
 #include "dist/communicator.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
+#include "train/run_status.h"
 
 namespace mtbert {
 
@@ -267,8 +268,8 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
       if (!reached_max_steps() && stop_now()) {
         save_last();
         if (writes_run())
-          spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert train --resume {}",
-                       progress_.global_step, run_.root().string());
+          spdlog::warn("stopped at step {}: checkpoint saved; continue with mtbert train --resume {}{}",
+                       progress_.global_step, run_.root().string(), resume_ranks_hint(world_size()));
         return TrainEnd::interrupted;
       }
       if (!reached_max_steps() && progress_.step_in_epoch < steps) continue;

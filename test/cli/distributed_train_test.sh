@@ -98,6 +98,7 @@ kill -INT "$pid"
 status=0; wait "$pid" || status=$?
 check "SIGINT to --nproc 2 ends with exit 130 ($status)" test "$status" -eq 130
 check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/summary.json"
+check "  ... and its hint carries --nproc 2" grep -q "continue with mtbert train --resume $dir/int --nproc 2" "$dir/int.log"
 cp -r "$dir/int" "$dir/int-copy"
 expect_error_after_logs "a 2-rank run does not resume as one process" "trained with 2 rank(s)" -- \
   train --resume "$dir/int-copy"

@@ -113,8 +113,12 @@ check "SIGINT stops with exit 130" test "$status" -eq 130
 check "SIGINT leaves an interrupted run" grep -q '"status": "interrupted"' "$dir/stop/summary.json"
 "$bin" pretrain --resume "$dir/stop" train.max_steps=1 >"$dir/out" 2>"$dir/err" && status=0 || status=$?
 check "resume refuses overrides" test "$status" -eq 2
+expect_error "train --resume on a pretraining run names pretrain --resume" \
+  "is a pretraining run: resume it with mtbert pretrain --resume $dir/stop" -- train --resume "$dir/stop"
 "$bin" pretrain --resume "$dir/stop" --no-progress >"$dir/out" 2>"$dir/log"
 check "--resume finishes the run" grep -q '"status": "finished"' "$dir/stop/summary.json"
+expect_error "  ... also once it is finished" "is a pretraining run: resume it with mtbert pretrain --resume" -- \
+  train --resume "$dir/stop"
 
 # Bad configs: one line, exit 2, no run folder.
 expect_error_after_logs "an unknown key is named" "masking.mask_probability: unknown key; the keys here are mask_prob" \

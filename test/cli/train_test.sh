@@ -64,6 +64,8 @@ kill -INT "$pid"
 status=0; wait "$pid" || status=$?
 check "SIGINT ends with exit 130 ($status)" test "$status" -eq 130
 check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/summary.json"
+expect_error "pretrain --resume on a fine-tuning run names train --resume" \
+  "is a fine-tuning run: resume it with mtbert train --resume $dir/int" -- pretrain --resume "$dir/int"
 "$bin" train --resume "$dir/int" train.epochs=40 >/dev/null 2>&1 && fail "--resume refuses overrides" || ok "--resume refuses overrides"
 "$bin" train --resume "$dir/int" --no-progress >/dev/null 2>"$dir/resume.log"
 check "--resume finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
