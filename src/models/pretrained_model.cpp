@@ -19,6 +19,15 @@ namespace mtbert {
 
 namespace fs = std::filesystem;
 
+void check_model_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UserError(fmt::format("model folder {} does not exist: convert bert-base-uncased into it (README, "
+                                "\"Converting bert-base-uncased\"), or pretrain an encoder offline (README, "
+                                "\"Pretraining\") and name its model/ folder",
+                                dir.string()));
+}
+
 namespace {
 
 struct FolderFiles {
@@ -27,7 +36,7 @@ struct FolderFiles {
 };
 
 FolderFiles check_folder(const fs::path& dir) {
-  if (!fs::is_directory(dir)) throw UserError(fmt::format("model folder {} does not exist", dir.string()));
+  check_model_folder(dir);
   FolderFiles files{dir / "config.json", dir / "model.safetensors"};
   if (!fs::exists(files.config))
     throw UserError(fmt::format("{} has no config.json (convert HuggingFace folders with "

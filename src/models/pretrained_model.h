@@ -35,6 +35,9 @@ struct PretrainedModel {
 // does not match the config) is a UserError naming the file.
 PretrainedModel load_pretrained(const std::filesystem::path& dir);
 
+// UserError, saying how to get one, unless `dir` is a folder.
+void check_model_folder(const std::filesystem::path& dir);
+
 // The same with some config.json keys replaced (a JSON object of
 // ModelConfig's keys), e.g. {"relative_attention": true, "pos_att_type":
 // "c2p|p2c", "position_biased_input": false} to run bert-base-uncased with

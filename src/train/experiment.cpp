@@ -109,6 +109,7 @@ fs::path write_task_texts(const ExperimentConfig& config, const fs::path& dir) {
 void prepare_run_tokenizer(const ModelSection& model, const fs::path& dir, uint64_t seed, const std::string& where,
                            const std::function<fs::path()>& task_texts) {
   const TokenizerConfig& t = model.tokenizer;
+  if (!model.pretrained.empty()) check_model_folder(model.pretrained);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (t.kind == TokenizerKind::automatic) {

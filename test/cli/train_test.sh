@@ -41,6 +41,10 @@ check "  ... and leaves no run folder" test ! -e "$dir/r2"
 expect_error_after_logs "a missing data file" "$dir/missing.csv" -- \
   train experiments/quickstart.yaml "${tiny[@]}" tasks.sts.dev="$dir/missing.csv" --out "$dir/r3"
 check "  ... and leaves no run folder" test ! -e "$dir/r3"
+expect_error_after_logs "a missing pretrained folder says so, and how to get one" \
+  "model folder $dir/absent does not exist: convert bert-base-uncased into it" -- \
+  train experiments/quickstart.yaml "${tiny[@]}" model.pretrained="$dir/absent" --out "$dir/r4"
+check "  ... and leaves no run folder" test ! -e "$dir/r4"
 expect_error_after_logs "a finished run is not overwritten" "already holds a finished run" -- \
   train experiments/quickstart.yaml --out "$dir/run"
 # A run killed after making its folders and before writing its config (the
