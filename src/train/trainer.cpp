@@ -130,8 +130,8 @@ void Trainer::restore_last_checkpoint() {
   if (writes_run()) step_->losses().restore(progress_);
   else step_->losses().reset();
   if (writes_run()) run_.truncate_metrics(progress_.global_step);
-  spdlog::info("resuming at epoch {}, step {} ({} optimizer steps done)", progress_.epoch, progress_.step_in_epoch,
-               progress_.global_step);
+  spdlog::info("resuming epoch {} after {} of its {} steps ({} optimizer steps done in all)", progress_.epoch,
+               progress_.step_in_epoch, sampler_->steps_per_epoch(), progress_.global_step);
 }
 
 int64_t Trainer::accumulate_batches(const std::vector<std::vector<int64_t>>& plan) {
