@@ -232,7 +232,7 @@ TEST_CASE("a run checkpointed on CUDA resumes on the CPU, and the other way roun
 // evaluation meet most dev lengths first; a run stopped at an epoch's last
 // step resumes (a fresh model) with that epoch's evaluation.
 TEST_CASE("training meets lengths that evaluation met first, also when a resumed run evaluates first",
-          "[trainer][deberta]") {
+          "[trainer][deberta][cuda]") {
   std::vector<DeviceChoice> devices = {DeviceChoice::cpu};
   if (torch::cuda::is_available()) devices.push_back(DeviceChoice::cuda);
   for (const DeviceChoice device : devices) {
