@@ -45,14 +45,13 @@ torch::Tensor DisentangledSelfAttentionImpl::full_product(const torch::Tensor& t
 // tokens into tile order, rows past N zero), viewed as the op's
 // [B, heads, tiles, T, W]. At N = 128 a window is 159 of 255 rows.
 torch::Tensor DisentangledSelfAttentionImpl::banded_product(const torch::Tensor& tokens, const torch::Tensor& rel,
-                                                            const torch::Tensor& window_rows,
-                                                            const ops::RelativePlan& plan) const {
+                                                            const ops::RelativePlan& plan, bool by_query) const {
   const int64_t batch = tokens.size(0), len = tokens.size(1), tile = plan.tile_rows(), width = plan.width();
   const int64_t tiles = plan.tiles();
   auto x = tokens.view({batch, len, heads_, head_dim_});
   if (tiles * tile > len) x = torch::constant_pad_nd(x, {0, 0, 0, 0, 0, tiles * tile - len});
   x = x.view({batch, tiles, tile, heads_, head_dim_}).permute({3, 1, 0, 2, 4}).reshape({-1, batch * tile, head_dim_});
-  auto windows = rel.index_select(0, window_rows)
+  auto windows = rel.index_select(0, by_query ? plan.c2p_rows() : plan.p2c_rows())
                      .view({tiles, width, heads_, head_dim_})
                      .permute({2, 0, 3, 1})
                      .reshape({-1, head_dim_, width});
@@ -93,9 +92,10 @@ AttentionOutput DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidd
     if (p2c_ || p2p_) rel_queries = (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_;
     c10::optional<torch::Tensor> c2p, p2c, p2p;
     if (c2p_)
-      c2p = plan.banded() ? banded_product(q_tokens, rel_keys, plan.c2p_rows(), plan) : full_product(q_tokens, rel_keys);
+      c2p = plan.banded() ? banded_product(q_tokens, rel_keys, plan, /*by_query=*/true)
+                          : full_product(q_tokens, rel_keys);
     if (p2c_)
-      p2c = plan.banded() ? banded_product(k_tokens, rel_queries, plan.p2c_rows(), plan)
+      p2c = plan.banded() ? banded_product(k_tokens, rel_queries, plan, /*by_query=*/false)
                           : full_product(k_tokens, rel_queries);
     if (p2p_) p2p = distance_product(rel_queries, rel_keys, plan.index());
     scores = ops::disentangled_scores(content, c2p, p2c, ctx.relative_plan, 1.0,

@@ -47,8 +47,9 @@ class DisentangledSelfAttentionImpl : public SelfAttention {
   // tokens [B, N, H] x relative rows [S, H] per head: [B, heads, N, S], or
   // the banded [B, heads, tiles, T, W] (ops/disentangled_scores.h).
   torch::Tensor full_product(const torch::Tensor& tokens, const torch::Tensor& rel) const;
-  torch::Tensor banded_product(const torch::Tensor& tokens, const torch::Tensor& rel, const torch::Tensor& window_rows,
-                               const ops::RelativePlan& plan) const;
+  // by_query: c2p's windows (query rows), else p2c's (key rows).
+  torch::Tensor banded_product(const torch::Tensor& tokens, const torch::Tensor& rel, const ops::RelativePlan& plan,
+                               bool by_query) const;
   // The p2p term per head and distance, [heads, 2N - 1].
   torch::Tensor distance_product(const torch::Tensor& rel_queries, const torch::Tensor& rel_keys,
                                  const torch::Tensor& index) const;

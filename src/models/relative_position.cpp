@@ -46,14 +46,14 @@ RelativePositions RelativePositionCache::get(int64_t length, const torch::Device
     entry.first = rows.min().item<int64_t>();
     entry.span = rows.max().item<int64_t>() - entry.first + 1;
   }
-  // Built on the host, moved to the device once per length.
-  const auto index = (rows - entry.first).to(device);
+  // Built on the host; the plan reads it there and puts its tables on the device.
+  const auto index = rows - entry.first;
   if (banded_ && length >= 2 * kBandTileRows) {
-    entry.plan = ops::make_relative_plan(index, kBandTileRows);
+    entry.plan = ops::make_relative_plan(index, kBandTileRows, device);
     if (static_cast<double>(entry.plan->width()) > kBandMaxWidthShare * static_cast<double>(entry.span))
       entry.plan.reset();  // the band would not pay
   }
-  if (!entry.plan) entry.plan = ops::make_relative_plan(index);
+  if (!entry.plan) entry.plan = ops::make_relative_plan(index, 0, device);
   entries_.emplace(key, entry);
   return entry;
 }

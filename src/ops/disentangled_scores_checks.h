@@ -37,14 +37,19 @@ inline ScoreShape check_scores(const at::Tensor& scores, const char* what, const
   return s;
 }
 
-// A position term, or its gradient: content's (grad's) dtype and device, and
-// a layout the plan serves: full [B, H, N, S] with S at least the plan's
-// span, or banded [B, H, tiles, T, W] as the plan's band.
-inline void check_term(const at::Tensor& t, const char* name, const at::Tensor& scores, const ScoreShape& s,
-                       const RelativePlan& plan) {
+// An operand of the scores' own dtype and device (content's, or grad's).
+inline void check_like_scores(const at::Tensor& t, const char* name, const at::Tensor& scores) {
   TORCH_CHECK(t.scalar_type() == scores.scalar_type() && t.device() == scores.device(), "disentangled_scores: ", name,
               " must have the scores' dtype and device (", scores.scalar_type(), " on ", scores.device(), "), got ",
               t.scalar_type(), " on ", t.device());
+}
+
+// A position term, or its gradient: the scores' dtype and device, and a
+// layout the plan serves: full [B, H, N, S] with S at least the plan's span,
+// or banded [B, H, tiles, T, W] as the plan's band.
+inline void check_term(const at::Tensor& t, const char* name, const at::Tensor& scores, const ScoreShape& s,
+                       const RelativePlan& plan) {
+  check_like_scores(t, name, scores);
   if (t.dim() == 4) {
     TORCH_CHECK(t.size(0) == s.batch && t.size(1) == s.heads && t.size(2) == s.length && t.size(3) >= plan.span(),
                 "disentangled_scores: ", name, " must be [B, H, N, S] with B, H, N of the scores and S at least the ",
@@ -63,8 +68,7 @@ inline void check_term(const at::Tensor& t, const char* name, const at::Tensor& 
 
 // p2p [H, 2N - 1], or its gradient.
 inline void check_distances(const at::Tensor& t, const char* name, const at::Tensor& scores, const ScoreShape& s) {
-  TORCH_CHECK(t.scalar_type() == scores.scalar_type() && t.device() == scores.device(), "disentangled_scores: ", name,
-              " must have the scores' dtype and device");
+  check_like_scores(t, name, scores);
   TORCH_CHECK(t.dim() == 2 && t.size(0) == s.heads && t.size(1) == std::max<int64_t>(2 * s.length - 1, 0),
               "disentangled_scores: ", name, " must be [H, 2N - 1] = [", s.heads, ", ", 2 * s.length - 1, "], got ",
               t.sizes());
@@ -77,8 +81,7 @@ inline ScoreShape check_forward_args(const at::Tensor& content, const OptTensor&
   if (present(p2c)) check_term(*p2c, "p2c", content, s, *plan);
   if (present(p2p)) check_distances(*p2p, "p2p", content, s);
   if (present(bias)) {
-    TORCH_CHECK(bias->scalar_type() == content.scalar_type() && bias->device() == content.device(),
-                "disentangled_scores: bias must have content's dtype and device");
+    check_like_scores(*bias, "bias", content);
     TORCH_CHECK(bias->dim() <= 4, "disentangled_scores: bias must broadcast to [B, H, N, N], got ", bias->sizes());
   }
   return s;

@@ -159,7 +159,8 @@ void backward_cpu(const at::Tensor& grad_in, const RelativePlanPtr& plan, double
   if (grad_in.numel() == 0) return;
   const at::Tensor grad = grad_in.contiguous();
   const int64_t* table = plan->index().data_ptr<int64_t>();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_backward_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "disentangled_scores_backward_cpu",
+                                  [&] {
     const scalar_t* g_ptr = grad.data_ptr<scalar_t>();
     const int64_t batch_heads = s.batch * s.heads;
     if (present(grad_c2p) && grad_c2p->numel() > 0)

@@ -18,8 +18,10 @@ at::Tensor on_device(const std::vector<int64_t>& values, const c10::Device& devi
 
 }  // namespace
 
-RelativePlan::RelativePlan(const at::Tensor& index, int64_t tile_rows) : tile_rows_(tile_rows) {
-  TORCH_CHECK(index.defined() && index.dim() == 1 && index.scalar_type() == at::kLong && (index.numel() == 0 || index.numel() % 2 == 1),
+RelativePlan::RelativePlan(const at::Tensor& index, int64_t tile_rows, const c10::optional<c10::Device>& device)
+    : tile_rows_(tile_rows) {
+  TORCH_CHECK(index.defined() && index.dim() == 1 && index.scalar_type() == at::kLong &&
+                  (index.numel() == 0 || index.numel() % 2 == 1),
               "RelativePlan: the index must be a [2N - 1] int64 table of relative rows, got ",
               index.defined() ? index.toString() : "an undefined tensor", " of shape ",
               index.defined() ? index.sizes() : at::IntArrayRef{});
@@ -27,7 +29,7 @@ RelativePlan::RelativePlan(const at::Tensor& index, int64_t tile_rows) : tile_ro
   // Ordinary tensors, also when the plan is made under InferenceMode: they
   // outlive the pass that made them, and training saves them for backward.
   c10::InferenceMode not_inference(false);
-  const c10::Device where = index.device();
+  const c10::Device where = device.value_or(index.device());
   const at::Tensor host = index.to(at::kCPU).contiguous();
   const int64_t* rows = host.data_ptr<int64_t>();
   const int64_t entries = host.numel();

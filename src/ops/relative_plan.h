@@ -29,6 +29,8 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/Device.h>
+#include <c10/util/Optional.h>
 #include <c10/util/intrusive_ptr.h>
 
 namespace mtbert::ops {
@@ -36,9 +38,11 @@ namespace mtbert::ops {
 class RelativePlan : public torch::CustomClassHolder {
  public:
   // `index` as above, on any device (read to the host once); tile_rows 0: no
-  // band. Throws c10::Error when the index is not a [2N - 1] int64 table of
-  // rows >= 0 or tile_rows is negative.
-  RelativePlan(const at::Tensor& index, int64_t tile_rows);
+  // band; the plan's tensors go to `device` (default: the index's). Throws
+  // c10::Error when the index is not a [2N - 1] int64 table of rows >= 0 or
+  // tile_rows is negative.
+  RelativePlan(const at::Tensor& index, int64_t tile_rows,
+               const c10::optional<c10::Device>& device = c10::nullopt);
 
   int64_t length() const { return length_; }
   int64_t span() const { return span_; }
@@ -70,8 +74,9 @@ class RelativePlan : public torch::CustomClassHolder {
 
 using RelativePlanPtr = c10::intrusive_ptr<RelativePlan>;
 
-inline RelativePlanPtr make_relative_plan(const at::Tensor& index, int64_t tile_rows = 0) {
-  return c10::make_intrusive<RelativePlan>(index, tile_rows);
+inline RelativePlanPtr make_relative_plan(const at::Tensor& index, int64_t tile_rows = 0,
+                                          const c10::optional<c10::Device>& device = c10::nullopt) {
+  return c10::make_intrusive<RelativePlan>(index, tile_rows, device);
 }
 
 }  // namespace mtbert::ops

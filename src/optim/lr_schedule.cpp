@@ -11,8 +11,8 @@ namespace mtbert {
 
 LrSchedule::LrSchedule(const ScheduleConfig& config, double peak_lr, int64_t total_steps, int64_t steps_per_epoch)
     : config_(config), peak_lr_(peak_lr), total_steps_(total_steps) {
-  check_invariant(total_steps >= 1 && steps_per_epoch >= 0, "LrSchedule: total_steps {} must be >= 1, steps_per_epoch {} >= 0",
-                  total_steps, steps_per_epoch);
+  check_invariant(total_steps >= 1 && steps_per_epoch >= 0,
+                  "LrSchedule: total_steps {} must be >= 1, steps_per_epoch {} >= 0", total_steps, steps_per_epoch);
   // Rounded rather than truncated: 0.1 epoch of 1000 steps is 100.00000000000001.
   const int64_t warmup = config.warmup_steps > 0
                              ? config.warmup_steps

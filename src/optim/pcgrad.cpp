@@ -69,7 +69,8 @@ Surgery surgery(const std::vector<torch::Tensor>& grads, const std::vector<std::
                 PcgradReduction reduction) {
   check_invariant(!grads.empty(), "pcgrad: no task gradients");
   for (const auto& g : grads)
-    check_invariant(g.dim() == 1 && g.sizes() == grads[0].sizes(), "pcgrad: task gradients must be flat and of equal size");
+    check_invariant(g.dim() == 1 && g.sizes() == grads[0].sizes(),
+                    "pcgrad: task gradients must be flat and of equal size");
   torch::NoGradGuard no_grad;
   const auto gram = gram_matrix(grads);
   Surgery s;

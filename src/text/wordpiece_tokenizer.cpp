@@ -153,8 +153,9 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
 
 std::string WordPieceTokenizer::id_to_piece(int64_t id) const {
   if (id < 0 || id >= vocab_size()) {
-    throw UserError(fmt::format("token id {} is outside the WordPiece vocabulary (size {}): do the model and the tokenizer "
-                                "belong together?", id, vocab_size()));
+    throw UserError(fmt::format("token id {} is outside the WordPiece vocabulary (size {}): do the model and the "
+                                "tokenizer belong together?",
+                                id, vocab_size()));
   }
   return pieces_[static_cast<std::size_t>(id)];
 }

@@ -26,7 +26,8 @@ std::vector<std::string> task_names(const std::vector<TaskConfig>& tasks) {
 }  // namespace
 
 LossTally::LossTally(std::vector<std::string> tasks, torch::Device device) : tasks_(std::move(tasks)) {
-  sums_ = torch::zeros({static_cast<int64_t>(tasks_.size())}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  sums_ = torch::zeros({static_cast<int64_t>(tasks_.size())},
+                       torch::TensorOptions().dtype(torch::kDouble).device(device));
   batches_.assign(tasks_.size(), 0);
 }
 
@@ -66,7 +67,8 @@ nlohmann::json LossTally::mean_json() const {
 void LossTally::save(TrainProgress& progress) const {
   progress.interval_losses.clear();
   const auto sums = sums_.cpu();
-  for (size_t k = 0; k < tasks_.size(); ++k) progress.interval_losses[tasks_[k]] = {sums[k].item<double>(), batches_[k]};
+  for (size_t k = 0; k < tasks_.size(); ++k)
+    progress.interval_losses[tasks_[k]] = {sums[k].item<double>(), batches_[k]};
 }
 
 void LossTally::restore(const TrainProgress& progress) {
