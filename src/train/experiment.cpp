@@ -19,6 +19,7 @@
 #include "models/pretrained_model.h"
 #include "text/sentencepiece_training.h"
 #include "train/checkpoint.h"
+#include "train/pretrained_fit.h"
 
 namespace mtbert {
 
@@ -103,13 +104,15 @@ fs::path write_task_texts(const ExperimentConfig& config, const fs::path& dir) {
   return path;
 }
 
-// Puts the experiment's tokenizer files into the run folder's tokenizer/.
 }  // namespace
 
+// Puts the experiment's tokenizer files into the run folder's tokenizer/.
 void prepare_run_tokenizer(const ModelSection& model, const fs::path& dir, uint64_t seed, const std::string& where,
                            const std::function<fs::path()>& task_texts) {
   const TokenizerConfig& t = model.tokenizer;
   if (!model.pretrained.empty()) check_model_folder(model.pretrained);
+  check_tokenizer_matches_pretrained(model, where);
+  check_config_keeps_pretrained_shape(model, where);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (t.kind == TokenizerKind::automatic) {

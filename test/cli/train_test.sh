@@ -45,6 +45,35 @@ expect_error_after_logs "a missing pretrained folder says so, and how to get one
   "model folder $dir/absent does not exist: convert bert-base-uncased into it" -- \
   train experiments/quickstart.yaml "${tiny[@]}" model.pretrained="$dir/absent" --out "$dir/r4"
 check "  ... and leaves no run folder" test ! -e "$dir/r4"
+
+# A pretrained encoder keeps its tokenizer and its shape (issue 35): the
+# quickstart's own tokenizer (a SentencePiece vocabulary trained from the
+# tasks) and encoder shape cannot be paired with it.
+fixtures="${MTBERT_FIXTURES:?MTBERT_FIXTURES must name the test fixtures}"
+encoder="$fixtures/models/bert-legacy"
+pretrained=(tasks.sst.limit_train=100 tasks.para.limit_train=100 tasks.sts.limit_train=100 tasks.sst.limit_dev=50
+            tasks.para.limit_dev=50 tasks.sts.limit_dev=50 train.epochs=1 threads=1 model.pretrained="$encoder")
+expect_error_after_logs "a tokenizer trained afresh is refused for a pretrained encoder" \
+  "model.tokenizer trains a new SentencePiece vocabulary, but the pretrained encoder $encoder learned its embeddings for its own: use the encoder's own tokenizer with model.tokenizer.kind=auto" -- \
+  train experiments/quickstart.yaml "${pretrained[@]}" model.config=null --out "$dir/r5"
+check "  ... and leaves no run folder" test ! -e "$dir/r5"
+head -100 "$encoder/vocab.txt" >"$dir/vocab-100.txt"
+expect_error_after_logs "another WordPiece vocabulary is refused, naming the difference" \
+  "is not the tokenizer of the pretrained encoder $encoder: it has 100 pieces, the encoder's 210" -- \
+  train experiments/quickstart.yaml "${pretrained[@]}" model.config=null model.tokenizer.kind=wordpiece \
+  model.tokenizer.vocab="$dir/vocab-100.txt" --out "$dir/r6"
+expect_error_after_logs "the same vocabulary without lowercasing is refused" \
+  "it does not lowercase, the encoder's tokenizer does" -- \
+  train experiments/quickstart.yaml "${pretrained[@]}" model.config=null model.tokenizer.kind=wordpiece \
+  model.tokenizer.vocab="$encoder/vocab.txt" model.tokenizer.lower_case=false --out "$dir/r6"
+expect_error_after_logs "an experiment's encoder shape is refused for a pretrained encoder" \
+  "model.config.hidden_size is 128, but the pretrained encoder $encoder has 32: a pretrained encoder's shape is its checkpoint's" -- \
+  train experiments/quickstart.yaml "${pretrained[@]}" model.tokenizer=null --out "$dir/r6"
+check "  ... and leaves no run folder" test ! -e "$dir/r6"
+"$bin" train experiments/quickstart.yaml "${pretrained[@]}" model.config=null model.config.hidden_dropout_prob=0.2 \
+  model.tokenizer.kind=wordpiece model.tokenizer.vocab="$encoder/vocab.txt" --out "$dir/r7" --no-progress \
+  >/dev/null 2>"$dir/r7.log" && ok "the encoder's own vocabulary, named, and a dropout change train" ||
+  fail "the encoder's own vocabulary, named, and a dropout change train: $(tail -1 "$dir/r7.log")"
 expect_error_after_logs "a finished run is not overwritten" "already holds a finished run" -- \
   train experiments/quickstart.yaml --out "$dir/run"
 # A run killed after making its folders and before writing its config (the
