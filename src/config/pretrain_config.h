@@ -22,7 +22,8 @@ struct CorpusConfig {
   std::vector<std::string> tasks;
   int64_t max_length = 128;       // tokens per segment, [CLS] and [SEP] included
   double holdout_fraction = 0.01;  // segments held out for evaluation
-  std::string cache_dir = "runs/cache";  // token caches (data/mlm_corpus.h)
+  // Token caches (data/mlm_corpus.h); empty: the run folder's cache/.
+  std::string cache_dir;
 };
 
 struct MaskingConfig {

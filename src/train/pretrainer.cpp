@@ -162,10 +162,11 @@ namespace {
 
 // The token cache: rank 0 builds it (when it must) while the others wait at
 // a barrier, then open it, so that no two processes write it at once.
-TokenCache open_corpus(const Pretraining& p, Communicator* comm) {
+TokenCache open_corpus(const Pretraining& p, const RunDirectory& run, Communicator* comm) {
   const bool waits = comm && !comm->is_main();
   if (waits) comm->barrier();
-  TokenCache cache = TokenCache::open_or_build(p.config.corpus.cache_dir, corpus_sources(p.config.corpus),
+  const fs::path dir = p.config.corpus.cache_dir.empty() ? run.root() / "cache" : fs::path(p.config.corpus.cache_dir);
+  TokenCache cache = TokenCache::open_or_build(dir, corpus_sources(p.config.corpus),
                                                *p.tokenizer, p.tokenizer_files, p.config.corpus.max_length);
   if (comm && !waits) comm->barrier();
   return cache;
@@ -177,7 +178,7 @@ Pretrainer::Pretrainer(Pretraining& pretraining, RunDirectory run, Communicator*
     : p_(pretraining),
       run_(std::move(run)),
       comm_(comm && comm->world_size() > 1 ? comm : nullptr),
-      corpus_(open_corpus(p_, comm_)),
+      corpus_(open_corpus(p_, run_, comm_)),
       vocabulary_(vocabulary_traits(*p_.tokenizer)),
       masking_(masking_options(p_.config.masking)) {
   const auto& c = p_.config;
