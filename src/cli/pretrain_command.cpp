@@ -56,9 +56,13 @@ void run_pretraining(Pretraining& pretraining, const RunDirectory& run, bool res
   fmt::print("model folder: {}\n", summary["model_folder"].get<std::string>());
 }
 
+// --threads is recorded as the run's `threads` (config.resolved.yaml), so that
+// the record says what the run used and a resume without it uses the same.
 PretrainConfig load_given_config(const RunArgs& args, const ConfigArguments& given) {
-  return load_pretrain_config(given.path, given.overrides,
-                              std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  PretrainConfig config = load_pretrain_config(given.path, given.overrides,
+                                               std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  if (args.threads >= 0) config.threads = args.threads;
+  return config;
 }
 
 RunDirectory run_folder(const RunArgs& args, const PretrainConfig& config) {

@@ -33,6 +33,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// --threads is recorded as the run's `threads` (config.resolved.yaml), so that
+// the record says what the run used and a resume without it uses the same.
+ExperimentConfig load_given_experiment(const RunArgs& args, const ConfigArguments& given) {
+  ExperimentConfig config =
+      load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  if (args.threads >= 0) config.threads = args.threads;
+  return config;
+}
+
 void run_training(Experiment& experiment, const RunDirectory& run, bool resume, const RunArgs& args,
                   Communicator* comm) {
   const bool main_rank = !comm || comm->is_main();
@@ -79,8 +88,7 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
     run_training(experiment, opened, /*resume=*/true, args, &comm);
     return;
   }
-  const ExperimentConfig config =
-      load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  const ExperimentConfig config = load_given_experiment(args, given);
   const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
   Communicator comm(env, communicator_options(config.distributed, config.device));
   if (comm.is_main()) {
@@ -112,8 +120,7 @@ void launch_train_ranks(const RunArgs& args, const ConfigArguments& given) {
     }
     timeout_seconds = load_experiment(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
   } else {
-    const ExperimentConfig config = load_experiment(given.path, given.overrides,
-                                                    std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+    const ExperimentConfig config = load_given_experiment(args, given);
     check_fresh_run_folder(RunDirectory(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out)), "train");
     timeout_seconds = config.distributed.timeout_seconds;
   }
@@ -158,8 +165,7 @@ void run_train(RunArgs& args) {
     run_training(experiment, run, /*resume=*/true, args, nullptr);
     return;
   }
-  const ExperimentConfig config =
-      load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
+  const ExperimentConfig config = load_given_experiment(args, given);
   const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
   in_fresh_run_folder(run, "train", [&] {
     const int threads = set_thread_count(args.threads >= 0 ? args.threads : config.threads);

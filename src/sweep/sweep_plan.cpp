@@ -67,8 +67,13 @@ std::optional<std::string> resolved_config_change(const fs::path& folder, const 
   const RunDirectory run(folder);
   std::error_code ec;
   if (!fs::is_regular_file(run.resolved_config(), ec)) return std::nullopt;
-  const auto changes =
+  auto changes =
       resolved_changes(read_input_file(run.resolved_config(), limits::kConfigFileBytes, "config file"), resolved);
+  // A run records the --threads the sweep gave it, which follows the cores
+  // and --parallel of each sweep call: how fast a run went, not what it is.
+  changes.erase(std::remove_if(changes.begin(), changes.end(),
+                               [](const ResolvedChange& change) { return change.key == "threads"; }),
+                changes.end());
   if (changes.empty()) return std::nullopt;
   return fmt::format("{}: the run has {}, the sweep now gives {}", changes[0].key, changes[0].before, changes[0].after);
 }

@@ -41,9 +41,11 @@ check "metrics: two evaluations" test "$(wc -l <"$dir/run/metrics.jsonl")" -eq 2
 check "the token cache was built once" test "$(ls -d "$dir"/cache/mlm-* | wc -l)" -eq 1
 # Without corpus.cache_dir the cache follows --out (issue 35), run from elsewhere.
 (cd "$dir" && "$bin" pretrain "$dir/tiny.yaml" corpus.cache_dir=null corpus.experiment=null "corpus.tasks=[]" \
-  train.max_steps=2 train.eval_every_steps=2 --out "$dir/own_cache" --no-progress >/dev/null 2>"$dir/log")
+  train.max_steps=2 train.eval_every_steps=2 --out "$dir/own_cache" --threads 2 --no-progress >/dev/null 2>"$dir/log")
 check "without cache_dir, the token cache lives in the run folder" test -d "$(ls -d "$dir"/own_cache/cache/mlm-* | head -1)"
 check "  ... and nowhere else" test ! -e "$dir/runs"
+check "--threads is what config.resolved.yaml records (the config said 1)" \
+  grep -q "^threads: 2" "$dir/own_cache/config.resolved.yaml"
 for file in config.json model.safetensors vocab.txt; do
   check "model folder: $file" test -s "$dir/run/model/$file"
 done

@@ -83,6 +83,11 @@ cp runs/quick/quick-seed1/summary.json before.json
 "$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err
 check "a rerun trains nothing" grep -q '0 to train .* 2 finished' out
 check "a rerun leaves the runs alone" cmp -s before.json runs/quick/quick-seed1/summary.json
+# A run records the --threads the sweep gave it; another count is no change.
+sed -i 's/^threads: 1$/threads: 7/' runs/quick/quick-seed1/config.resolved.yaml
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run >out 2>err
+check "the threads a run was given are not a config change" bash -c "! grep -q 'config changed' err"
+sed -i 's/^threads: 7$/threads: 1/' runs/quick/quick-seed1/config.resolved.yaml
 
 # --- an interrupted run is resumed, a run that failed before a checkpoint restarted
 sed -i 's/"status": "finished"/"status": "interrupted"/' runs/quick/quick-seed1/summary.json

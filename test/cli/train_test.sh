@@ -72,8 +72,9 @@ expect_error_after_logs "an experiment's encoder shape is refused for a pretrain
 check "  ... and leaves no run folder" test ! -e "$dir/r6"
 "$bin" train experiments/quickstart.yaml "${pretrained[@]}" model.config=null model.config.hidden_dropout_prob=0.2 \
   model.tokenizer.kind=wordpiece model.tokenizer.vocab="$encoder/vocab.txt" --out "$dir/r7" --no-progress \
-  >/dev/null 2>"$dir/r7.log" && ok "the encoder's own vocabulary, named, and a dropout change train" ||
+  --threads 2 >/dev/null 2>"$dir/r7.log" && ok "the encoder's own vocabulary, named, and a dropout change train" ||
   fail "the encoder's own vocabulary, named, and a dropout change train: $(tail -1 "$dir/r7.log")"
+check "--threads is what config.resolved.yaml records (the config said 1)" grep -q "^threads: 2" "$dir/r7/config.resolved.yaml"
 expect_error_after_logs "a finished run is not overwritten" "already holds a finished run" -- \
   train experiments/quickstart.yaml --out "$dir/run"
 # A run killed after making its folders and before writing its config (the
