@@ -66,7 +66,7 @@ PretrainConfig load_given_config(const RunArgs& args, const ConfigArguments& giv
 }
 
 RunDirectory run_folder(const RunArgs& args, const PretrainConfig& config) {
-  return RunDirectory(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  return new_run_folder(args.out, config.output_dir);
 }
 
 // One rank of a data-parallel job (torchrun, srun, --nproc): rank 0 owns the
@@ -113,6 +113,7 @@ void run_pretrain_rank(const RunArgs& args, const LaunchEnv& env, const ConfigAr
 // --nproc N: the config is checked here first, so that a mistake in it is
 // one line rather than one per rank.
 void launch_pretrain_ranks(const RunArgs& args, const ConfigArguments& given) {
+  RunArgs launched = args;
   int64_t timeout_seconds = DistributedSection{}.timeout_seconds;
   if (!args.resume.empty()) {
     if (run_is_done(resumable_run(args.resume, "pretrain").status)) {
@@ -122,10 +123,13 @@ void launch_pretrain_ranks(const RunArgs& args, const ConfigArguments& given) {
     timeout_seconds = load_pretrain_config(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
   } else {
     const PretrainConfig config = load_given_config(args, given);
-    check_fresh_run_folder(run_folder(args, config), "pretrain");
+    // The ranks get the folder chosen here, so that they all write to it.
+    const RunDirectory run = run_folder(args, config);
+    check_fresh_run_folder(run, "pretrain");
+    launched.out = run.root().string();
     timeout_seconds = config.distributed.timeout_seconds;
   }
-  launch_local_ranks("pretrain", args, timeout_seconds);
+  launch_local_ranks("pretrain", launched, timeout_seconds);
 }
 
 void run_pretrain(const RunArgs& args) {
@@ -180,7 +184,7 @@ void add_pretrain_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("pretrain", "Masked-language-model pretraining (YAML), or resume an interrupted run");
   cmd->add_option("config", args->positional, "PRETRAIN.yaml, then key.path=value overrides");
-  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>)");
+  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it holds a finished run)");
   cmd->add_option("--overlay", args->overlays, "YAML file merged over the config; repeatable")
       ->check(CLI::ExistingFile)
       ->allow_extra_args(false);

@@ -103,6 +103,19 @@ bool from_unstarted_run(const RunDirectory& run, const fs::directory_entry& entr
 
 }  // namespace
 
+RunDirectory new_run_folder(const std::string& out, const std::string& output_dir) {
+  if (!out.empty()) return RunDirectory(out);
+  const auto finished = [](const fs::path& folder) {
+    const RunStatus status = inspect_run(folder).status;
+    return status == RunStatus::finished || status == RunStatus::early_stopped;
+  };
+  fs::path folder = output_dir;
+  for (int n = 2; finished(folder); ++n) folder = fs::path(fmt::format("{}-{}", output_dir, n));
+  if (folder != fs::path(output_dir))
+    spdlog::info("{} holds a finished run: this one goes to {} (--out names a folder)", output_dir, folder.string());
+  return RunDirectory(folder);
+}
+
 // A run folder that must not be overwritten: say what to do instead. A folder
 // holding only what an unstarted run leaves is fresh.
 void check_fresh_run_folder(const RunDirectory& run, const std::string& command) {

@@ -35,6 +35,13 @@ RunState resumable_run(const std::string& folder, const std::string& command);
 void check_resume_config(const RunDirectory& run, bool force,
                          const std::function<std::string(const std::filesystem::path&)>& canonical);
 
+// The folder of a new run: `out` (--out) when given, else the config's
+// output_dir; when that already holds a finished run, the first of
+// output_dir-2, output_dir-3, ... that does not (logged), so that running an
+// experiment again makes a new run rather than an error. Every rank of a job
+// picks the same folder: the one that rank 0 creates holds no finished run.
+RunDirectory new_run_folder(const std::string& out, const std::string& output_dir);
+
 // UserError unless `run` may receive a new run: it does not exist, holds only
 // a train.log, or holds a run that failed before its first checkpoint (what
 // that left is cleared). An unfinished run names `mtbert <command> --resume`.

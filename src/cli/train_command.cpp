@@ -89,7 +89,7 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
     return;
   }
   const ExperimentConfig config = load_given_experiment(args, given);
-  const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  const RunDirectory run = new_run_folder(args.out, config.output_dir);
   Communicator comm(env, communicator_options(config.distributed, config.device));
   if (comm.is_main()) {
     in_fresh_run_folder(run, "train", [&] {
@@ -111,6 +111,7 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
 // --nproc N: the config is checked here first, so that a mistake in it is
 // one line rather than one per rank.
 void launch_train_ranks(const RunArgs& args, const ConfigArguments& given) {
+  RunArgs launched = args;
   int64_t timeout_seconds = DistributedSection{}.timeout_seconds;
   if (!args.resume.empty()) {
     const RunState state = resumable_run(args.resume, "train");
@@ -121,10 +122,13 @@ void launch_train_ranks(const RunArgs& args, const ConfigArguments& given) {
     timeout_seconds = load_experiment(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
   } else {
     const ExperimentConfig config = load_given_experiment(args, given);
-    check_fresh_run_folder(RunDirectory(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out)), "train");
+    // The ranks get the folder chosen here, so that they all write to it.
+    const RunDirectory run = new_run_folder(args.out, config.output_dir);
+    check_fresh_run_folder(run, "train");
+    launched.out = run.root().string();
     timeout_seconds = config.distributed.timeout_seconds;
   }
-  launch_local_ranks("train", args, timeout_seconds);
+  launch_local_ranks("train", launched, timeout_seconds);
 }
 
 void run_train(RunArgs& args) {
@@ -166,7 +170,7 @@ void run_train(RunArgs& args) {
     return;
   }
   const ExperimentConfig config = load_given_experiment(args, given);
-  const RunDirectory run(args.out.empty() ? fs::path(config.output_dir) : fs::path(args.out));
+  const RunDirectory run = new_run_folder(args.out, config.output_dir);
   in_fresh_run_folder(run, "train", [&] {
     const int threads = set_thread_count(args.threads >= 0 ? args.threads : config.threads);
     spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
@@ -181,7 +185,7 @@ void add_train_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("train", "Train an experiment (YAML), or resume an interrupted run");
   cmd->add_option("config", args->positional, "CONFIG.yaml, then key.path=value overrides");
-  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>)");
+  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it holds a finished run)");
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over the experiment (after its extends, before key=value overrides); repeatable")
       ->check(CLI::ExistingFile)

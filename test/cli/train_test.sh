@@ -77,6 +77,13 @@ check "  ... and leaves no run folder" test ! -e "$dir/r6"
 check "--threads is what config.resolved.yaml records (the config said 1)" grep -q "^threads: 2" "$dir/r7/config.resolved.yaml"
 expect_error_after_logs "a finished run is not overwritten" "already holds a finished run" -- \
   train experiments/quickstart.yaml --out "$dir/run"
+# Without --out, running an experiment again makes a new run folder.
+for round in 1 2; do
+  "$bin" train experiments/quickstart.yaml "${tiny[@]}" train.epochs=1 output_dir="$dir/again" --no-progress \
+    >/dev/null 2>"$dir/again.log" || fail "an experiment runs again without --out: $(tail -1 "$dir/again.log")"
+done
+check "  ... into <output_dir>-2, and says so" grep -q "$dir/again holds a finished run: this one goes to $dir/again-2" "$dir/again.log"
+check "  ... which finished" grep -q '"status": "finished"' "$dir/again-2/summary.json"
 # A run killed after making its folders and before writing its config (the
 # fault test's SIGKILL rounds met this window) starts again there; a folder
 # holding anything else is refused.
