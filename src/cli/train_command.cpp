@@ -52,7 +52,10 @@ void run_training(Experiment& experiment, const RunDirectory& run, bool resume, 
   hooks.stop_requested = [] { return stop_requested(); };
   hooks.show_progress = !args.no_progress && main_rank;
   if (!resume && main_rank) {
-    run.write_summary({{"name", experiment.config.name}, {"status", "running"}, {"command", args.command}});
+    run.write_summary({{"name", experiment.config.name},
+                       {"status", "running"},
+                       {"command", args.command},
+                       {"working_directory", experiment.working_directory.string()}});
   }
   const TrainEnd end = trainer.train(hooks);
   const auto summary = trainer.finish(end, args.command);

@@ -73,6 +73,16 @@ const std::string& split_path(const TaskConfig& task, Split split) {
   }
 }
 
+// A data path of the run's config: relative to the folder the run started in
+// when the file is there (and that is not the current folder).
+std::string data_path(const std::string& configured, const fs::path& working_directory) {
+  const fs::path path(configured);
+  if (path.is_absolute() || working_directory.empty()) return configured;
+  std::error_code ec;
+  const fs::path rebased = working_directory / path;
+  return fs::exists(rebased, ec) ? rebased.string() : configured;
+}
+
 int64_t split_limit(const TaskConfig& task, Split split) {
   switch (split) {
     case Split::train: return task.limit_train;
@@ -290,13 +300,17 @@ Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& 
   auto tokenizer = load_tokenizer(run.tokenizer_dir());
   const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
   write_text_atomically(run.model_config(), json.dump(2) + "\n");
-  return build_new_experiment(config, run, json);
+  Experiment e = build_new_experiment(config, run, json);
+  e.working_directory = fs::current_path();
+  return e;
 }
 
 Experiment join_experiment(const ExperimentConfig& config, const RunDirectory& run) {
   if (!fs::exists(run.model_config()))
     throw UserError(fmt::format("{}: rank 0 has not written model_config.json", run.root().string()));
-  return build_new_experiment(config, run, read_json_file(run.model_config()));
+  Experiment e = build_new_experiment(config, run, read_json_file(run.model_config()));
+  e.working_directory = fs::current_path();
+  return e;
 }
 
 Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory& run) {
@@ -312,8 +326,9 @@ Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory&
 
 void load_split(Experiment& e, Split split) {
   for (auto& task : e.tasks) {
-    const std::string& path = split_path(task.config, split);
-    if (path.empty()) continue;
+    const std::string& configured = split_path(task.config, split);
+    if (configured.empty()) continue;
+    const std::string path = data_path(configured, e.working_directory);
     TaskSplit rows = read_task_split(task.spec, path, split_read_options(e.config, task.config, split));
     if (rows.skipped_rows > 0)
       spdlog::warn("{}: skipped {} malformed row(s) (on_bad_row: skip)", path, rows.skipped_rows);
@@ -330,7 +345,10 @@ void load_split(Experiment& e, Split split) {
 }
 
 void override_split_path(Experiment& e, const std::string& task, Split split, const std::string& path) {
-  auto set = [&](TaskConfig& t) { (split == Split::train ? t.train : split == Split::dev ? t.dev : t.test) = path; };
+  const std::string absolute = fs::absolute(path).string();
+  auto set = [&](TaskConfig& t) {
+    (split == Split::train ? t.train : split == Split::dev ? t.dev : t.test) = absolute;
+  };
   set(e.task(task).config);  // UserError for an unknown task
   for (auto& t : e.config.tasks)
     if (t.name == task) set(t);
@@ -343,6 +361,7 @@ OpenedRun open_run(const fs::path& folder, const std::string& checkpoint) {
   if (!checkpoint.empty() && !run.has_checkpoint(checkpoint))
     throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", folder.string(), checkpoint));
   Experiment experiment = reopen_experiment(load_experiment(run.resolved_config()), run);
+  experiment.working_directory = run.read_summary().value("working_directory", std::string());
   if (!checkpoint.empty()) load_checkpoint_weights(run, checkpoint, experiment.model);
   return {std::move(run), std::move(experiment)};
 }

@@ -46,6 +46,10 @@ struct Experiment {
   MultitaskModel model{nullptr};
   std::vector<TaskRuntime> tasks;
   torch::Device device{torch::kCPU};
+  // The folder the run was started in (summary.json's working_directory): its
+  // config's relative data paths are relative to it, so that a run evaluates,
+  // predicts and resumes from any folder. Empty: the current one.
+  std::filesystem::path working_directory;
 
   // UserError listing the experiment's tasks when there is no such task.
   TaskRuntime& task(const std::string& name);
@@ -90,7 +94,8 @@ Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory&
 // bad rows, per `train.on_bad_row`.
 void load_split(Experiment& experiment, Split split);
 
-// Replaces a task's `split` file path (mtbert eval --data task=path).
+// Replaces a task's `split` file path (mtbert eval --data task=path), which
+// is relative to the current folder.
 void override_split_path(Experiment& experiment, const std::string& task, Split split, const std::string& path);
 
 // A run folder reopened by the commands that use a trained run (eval,

@@ -308,6 +308,7 @@ nlohmann::json Trainer::summary(const std::string& status, const std::string& co
       {"train_seconds", progress_.train_seconds},
       {"parameters", parameter_counts(e_)},
       {"command", command},
+      {"working_directory", e_.working_directory.string()},
       {"git_revision", git_revision()},
       {"mtbert_version", MTBERT_VERSION},
       {"torch_version", torch_version_string()},

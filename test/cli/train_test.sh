@@ -26,6 +26,14 @@ check "leaderboard predictions" test -s "$dir/run/predictions/sst-test-output.cs
 "$bin" eval "$dir/run" --split dev >"$dir/eval" 2>/dev/null
 check "eval reproduces the best dev score" \
   bash -c "[[ \"\$(grep '^overall' '$dir/eval' | awk '{print \$2}')\" == \"\$(grep '^overall' '$dir/out' | awk '{print \$2}')\" ]]"
+(cd / && "$bin" eval "$dir/run" --split dev >"$dir/eval-elsewhere" 2>"$dir/eval-elsewhere.log") ||
+  fail "eval from another folder: $(tail -1 "$dir/eval-elsewhere.log")"
+check "eval from another folder reads the run's data (its paths are relative to where the run started)" \
+  cmp -s "$dir/eval" "$dir/eval-elsewhere"
+cp experiments/data/quickstart/sts-dev.csv "$dir/sts-dev-copy.csv"
+(cd "$dir" && "$bin" eval "$dir/run" --split dev --data sts=sts-dev-copy.csv >"$dir/eval-data" 2>/dev/null)
+check "  ... and --data is relative to the current folder" \
+  bash -c "[[ \"\$(grep '^sts' '$dir/eval-data')\" == \"\$(grep '^sts' '$dir/eval')\" ]]"
 check "predict sst prints a class" bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null | grep -Eq '^[0-4]'"
 check "predict para prints a label and its probability" \
   bash -c "'$bin' predict '$dir/run' --task para --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[01]\s+\(p\(is_duplicate = 1\) = [0-9.]+\)$'"
@@ -108,7 +116,8 @@ check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/sum
 expect_error "pretrain --resume on a fine-tuning run names train --resume" \
   "is a fine-tuning run: resume it with mtbert train --resume $dir/int" -- pretrain --resume "$dir/int"
 "$bin" train --resume "$dir/int" train.epochs=40 >/dev/null 2>&1 && fail "--resume refuses overrides" || ok "--resume refuses overrides"
-"$bin" train --resume "$dir/int" --no-progress >/dev/null 2>"$dir/resume.log"
-check "--resume finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
+(cd / && "$bin" train --resume "$dir/int" --no-progress >/dev/null 2>"$dir/resume.log")
+check "--resume finishes the run, from another folder (the data paths are the run's)" \
+  grep -q '"status": "finished"' "$dir/int/summary.json"
 
 finish "train, eval and predict"
