@@ -30,6 +30,7 @@ struct ReportArgs {
   std::string format = "md";
   std::string output;
   std::string against;
+  bool against_given = false;  // --against "" turns the table's comparison off
   int64_t bootstrap_samples = 2000;
 };
 
@@ -39,7 +40,7 @@ void run_report(const ReportArgs& args) {
   const SweepSpec sweep = load_sweep(args.sweep.empty() ? table.sweep : fs::path(args.sweep));
   const fs::path root = args.runs.empty() ? fs::path(sweep.output_root) : fs::path(args.runs);
   ReportResult result = collect_report(table, sweep, root);
-  const std::string against = args.against.empty() ? table.against : args.against;
+  const std::string against = args.against_given ? args.against : table.against;
   if (!against.empty()) {
     BootstrapOptions options;
     options.samples = args.bootstrap_samples;
@@ -74,12 +75,16 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
       ->check(CLI::IsMember({"md", "csv", "latex"}));
   cmd->add_option("--output,-o", args->output, "Write the table to this file (default: standard output)");
-  cmd->add_option("--against", args->against,
-                  "Compare every row with the row of this label: differences on dev with 95% paired-bootstrap "
-                  "intervals over dev examples (default: the table's `against:`)");
+  auto* against = cmd->add_option("--against", args->against,
+                                  "Compare every row with the row of this label: differences on dev with 95% "
+                                  "paired-bootstrap intervals over dev examples (default: the table's `against:`; "
+                                  "\"\": none)");
   cmd->add_option("--bootstrap-samples", args->bootstrap_samples, "Bootstrap samples of the intervals")
       ->check(whole_number(100, 1000000));
-  cmd->callback([args] { run_report(*args); });
+  cmd->callback([args, against] {
+    args->against_given = against->count() > 0;
+    run_report(*args);
+  });
 }
 
 }  // namespace mtbert::cli

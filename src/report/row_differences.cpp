@@ -54,7 +54,14 @@ void compare_rows(ReportResult& result, const std::string& against_label, const 
   };
   if (reference->row->split != "dev") refuse("its split is test, and the differences are on dev");
   const std::map<std::string, TaskOutcomes> reference_outcomes = row_outcomes(*reference);
-  if (reference_outcomes.empty()) refuse("none of its runs has finished");
+  result.comparison = ReportComparison{against_label, options};
+  if (reference_outcomes.empty()) {
+    // The table is still worth printing (its missing runs listed under it);
+    // the differences wait for the reference's runs.
+    for (auto& row : result.rows)
+      if (&row != reference) row.not_compared = "the reference has no finished run";
+    return;
+  }
 
   std::vector<std::string> columns;
   for (const auto& column : result.table->columns) columns.push_back(column.key);
@@ -78,7 +85,6 @@ void compare_rows(ReportResult& result, const std::string& against_label, const 
     }
     row.against = paired_bootstrap(outcomes, reference_outcomes, columns, options);
   }
-  result.comparison = ReportComparison{against_label, options};
 }
 
 }  // namespace mtbert

@@ -9,9 +9,10 @@
 
 namespace mtbert {
 
-// Fills `against` (or `not_compared`) of every row and `result.comparison`.
-// UserError when `against_label` is no row's label (listing them), or names a
-// row that cannot serve as the reference (a test-split row, no finished run).
+// Fills `against` (or `not_compared`) of every row and `result.comparison`;
+// while the reference row has no finished run, every other row is "not
+// compared" for that reason. UserError when `against_label` is no row's label
+// (listing them), or names a test-split row.
 void compare_rows(ReportResult& result, const std::string& against_label, const BootstrapOptions& options);
 
 }  // namespace mtbert

@@ -169,6 +169,13 @@ expect_error "--gpus-per-run must spread evenly over --nodes" "cannot be spread 
 expect_error "--nodes shapes Slurm scripts only" "use them with --emit slurm" -- sweep sweeps/quick.yaml --nodes 2
 "$bin" report tables/quick.yaml >report.md 2>/dev/null
 check "md: a missing run is marked" grep -q '^- quick: quick-seed2 missing' report.md
+status=0
+"$bin" report tables/against.yaml --against "seed 2" >against.md 2>err || status=$?
+check "a reference row without finished runs still reports" test "$status" -eq 0
+check "  ... its runs listed as missing" grep -q '^- seed 2: quick-seed2 missing' against.md
+check "  ... the other rows not compared, and why" grep -q '^| seed 1 | the reference has no finished run |' against.md
+"$bin" report tables/against.yaml --against "" >against.md 2>err
+check "--against \"\" turns the table's comparison off" bash -c "! grep -q '^### Against' against.md"
 
 # --- every run data-parallel on 2 local ranks
 status=0
