@@ -119,7 +119,9 @@ void check_inputs_exist(const PlannedRun& p) {
                                 p.run.name, *missing, fs::current_path().string()));
 }
 
-void print_listing(const SweepSpec& spec, const fs::path& root, const std::vector<PlannedRun>& planned) {
+// Returns how many runs cannot start (a file they read is missing).
+size_t print_listing(const SweepSpec& spec, const fs::path& root, const std::vector<PlannedRun>& planned) {
+  size_t cannot_start = 0;
   fmt::print("sweep {} ({}): {} runs under {}\n", spec.name, spec.source.string(), planned.size(), root.string());
   size_t width = 3;
   for (const auto& p : planned) width = std::max(width, p.run.name.size());
@@ -132,7 +134,9 @@ void print_listing(const SweepSpec& spec, const fs::path& root, const std::vecto
     if (missing) settings += fmt::format("  (missing {})", *missing);
     fmt::print("{:<{}}  {:<13}  {:<15}  {}\n", p.run.name, width, run_status_name(p.state.status),
                missing ? "cannot start" : sweep_action_name(p.action), settings);
+    cannot_start += missing ? 1 : 0;
   }
+  return cannot_start;
 }
 
 void warn_config_changes(const std::vector<PlannedRun>& planned) {
@@ -265,9 +269,15 @@ void run_sweep(const SweepArgs& args) {
   const auto runs = expand_sweep(spec, root, overrides);
   const auto planned = plan(spec, runs, overlays);
   warn_config_changes(planned);
-  if (args.dry_run) print_listing(spec, root, planned);
+  if (args.dry_run) {
+    // As the sweep itself would, a dry run fails when a run cannot start.
+    if (const size_t cannot_start = print_listing(spec, root, planned))
+      throw UserError(fmt::format("{} of the {} runs cannot start: a file they read is missing (listed above)",
+                                  cannot_start, planned.size()));
+    return;
+  }
   if (!args.emit.empty()) emit_slurm(spec, root, planned, overlays, args);
-  if (args.dry_run || !args.emit.empty()) return;
+  if (!args.emit.empty()) return;
   run_here(spec, planned, overlays, args.jobs, args.nproc);
 }
 

@@ -58,9 +58,12 @@ YAML
 check "dry run lists both runs as missing, to start" \
   grep -Eq '^quick-seed2 +missing +start +runs/quick/quick-seed2 seed=2$' out
 check "dry run trains nothing" test ! -e runs/quick
-"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run model.pretrained=models/absent >out 2>err
+status=0
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run model.pretrained=models/absent >out 2>err || status=$?
 check "dry run: a missing model folder cannot start, and says which" \
   grep -Eq '^quick-seed1 +missing +cannot start +runs/quick/quick-seed1 seed=1  \(missing model.pretrained: models/absent\)$' out
+check "  ... and the dry run fails as the sweep would (exit 2)" test "$status" -eq 2
+check "  ... saying how many cannot start" grep -q "2 of the 2 runs cannot start: a file they read is missing" err
 status=0
 "$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err || status=$?
 check "the sweep succeeds" test "$status" -eq 0
