@@ -16,6 +16,11 @@ void run_info(const std::string& dir, bool as_json) {
   PretrainedModel pretrained = load_pretrained(dir);
   int64_t parameters = 0;
   for (const auto& p : pretrained.model->parameters()) parameters += p.numel();
+  // The MLM head's own tensors (its decoder is the word embeddings, counted
+  // with the encoder): model.safetensors holds both, the encoder is what
+  // fine-tuning starts from.
+  int64_t head_parameters = 0;
+  for (const auto& [name, tensor] : pretrained.mlm_head) head_parameters += tensor.numel();
   // A folder without a tokenizer is still a model (encode --input takes ids).
   std::unique_ptr<Tokenizer> tokenizer;
   if (has_tokenizer(dir)) {
@@ -27,6 +32,7 @@ void run_info(const std::string& dir, bool as_json) {
       {"model", dir},
       {"config", model_config_to_json(pretrained.config)},
       {"parameters", parameters},
+      {"mlm_head_parameters", pretrained.mlm_head.empty() ? nlohmann::json() : nlohmann::json(head_parameters)},
       {"pooler", static_cast<bool>(pretrained.model->pooler)},
       {"tokenizer", tokenizer ? nlohmann::json{{"kind", tokenizer->kind()}, {"vocab_size", tokenizer->vocab_size()}}
                               : nlohmann::json()},
@@ -51,7 +57,9 @@ void run_info(const std::string& dir, bool as_json) {
   }
   if (c.emd_layers > 0) fmt::print("EMD         {} pass(es) of the last layer\n", c.emd_layers);
   fmt::print("pooler      {}\n", pretrained.model->pooler ? "yes" : "no");
-  fmt::print("parameters  {} ({:.1f} M)\n", parameters, parameters / 1e6);
+  fmt::print("parameters  {} ({:.1f} M) in the encoder", parameters, parameters / 1e6);
+  if (pretrained.mlm_head.empty()) fmt::print("; no MLM head\n");
+  else fmt::print(", {} more in the MLM head (its decoder is the word embeddings)\n", head_parameters);
   if (tokenizer) fmt::print("tokenizer   {} ({} pieces)\n", tokenizer->kind(), tokenizer->vocab_size());
   else fmt::print("tokenizer   none (vocab.txt or spm.model; encode takes --input ids without one)\n");
 }

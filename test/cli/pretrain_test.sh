@@ -57,6 +57,15 @@ check "fill-mask --json: one entry per mask" \
   /usr/bin/python3 -c "import json,sys; d=json.load(open('$dir/fill.json')); sys.exit(len(d) != 2 or len(d[0]['candidates']) != 5)"
 "$bin" info --model "$dir/run/model" >"$dir/info" 2>&1
 check "info reads the model folder" grep -q "^tokenizer   wordpiece" "$dir/info"
+head_parameters=$(/usr/bin/python3 - "$src/scripts" "$dir/run/model/model.safetensors" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from mtbert_py.safetensors_io import read_safetensors
+print(sum(t.numel() for name, t in read_safetensors(sys.argv[2])[0].items() if name.startswith("cls.")))
+PY
+)
+check "info counts the MLM head apart from the encoder" \
+  grep -Eq "^parameters  [0-9]+ \([0-9.]+ M\) in the encoder, $head_parameters more in the MLM head" "$dir/info"
 "$bin" encode --model "$dir/run/model" --text "a good film" --output "$dir/enc.pt" 2>"$dir/log"
 check "encode writes mlm_logits" /usr/bin/python3 -c "import torch; assert 'mlm_logits' in torch.load('$dir/enc.pt')"
 

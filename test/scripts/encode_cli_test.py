@@ -167,6 +167,7 @@ def test_info_describes_the_folder():
     weights = random_bert_weights(config, 9005)
     assert info["parameters"] == sum(t.numel() for t in weights.values())
     assert info["pooler"] is True
+    assert info["mlm_head_parameters"] is None
     assert info["tokenizer"] == {"kind": "wordpiece", "vocab_size": len(VOCAB)}
     assert info["config"]["hidden_size"] == 16
 
