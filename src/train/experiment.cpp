@@ -77,8 +77,8 @@ const std::string& split_path(const TaskConfig& task, Split split) {
 // when the file is there (and that is not the current folder).
 std::string data_path(const std::string& configured, const fs::path& working_directory) {
   const fs::path path(configured);
-  if (path.is_absolute() || working_directory.empty()) return configured;
   std::error_code ec;
+  if (path.is_absolute() || working_directory.empty() || working_directory == fs::current_path(ec)) return configured;
   const fs::path rebased = working_directory / path;
   return fs::exists(rebased, ec) ? rebased.string() : configured;
 }
@@ -361,7 +361,9 @@ OpenedRun open_run(const fs::path& folder, const std::string& checkpoint) {
   if (!checkpoint.empty() && !run.has_checkpoint(checkpoint))
     throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", folder.string(), checkpoint));
   Experiment experiment = reopen_experiment(load_experiment(run.resolved_config()), run);
-  experiment.working_directory = run.read_summary().value("working_directory", std::string());
+  const nlohmann::json summary = run.read_summary();
+  if (const auto it = summary.find("working_directory"); it != summary.end() && it->is_string())
+    experiment.working_directory = it->get<std::string>();
   if (!checkpoint.empty()) load_checkpoint_weights(run, checkpoint, experiment.model);
   return {std::move(run), std::move(experiment)};
 }
