@@ -53,6 +53,18 @@ check "the second reference" grep -qF ',"not pretrained (BERT weights, EMD)",' \
 check "each row against the row it adds to" grep -qF ',cosine similarity (GS),' "$dir/small/final_table1/vs-cosine.csv"
 check "training curves of one row per table" test "$(ls "$dir"/small/figures/*/training-curves.png | wc -l)" -eq 3
 
+# What is committed of the runs: no checkpoints or weights.
+bash scripts/keep_results.sh "$dir/small" "$dir/results" >"$dir/keep.log" 2>&1 || fail "keep_results.sh exits 0"
+check "keep_results: every finished run" grep -q "^kept 54 finished run(s)" "$dir/keep.log"
+check "  ... its summary, metrics, config and dev predictions" test -s "$dir/results/final_table1/baseline-seed1/summary.json" \
+  -a -s "$dir/results/final_table1/baseline-seed1/metrics.jsonl" -a -s "$dir/results/final_table1/baseline-seed1/config.resolved.yaml" \
+  -a -s "$dir/results/final_table1/baseline-seed1/predictions/sst-dev-output.csv"
+check "  ... no checkpoints, no tokenizer, no test predictions" \
+  test -z "$(find "$dir/results" -name checkpoints -o -name tokenizer -o -name '*-test-output.csv')"
+"$bin" report experiments/tables/final_table1.yaml --sweep experiments/sweeps/small/final_table1.yaml \
+  --runs "$dir/results/final_table1" --format csv --output "$dir/kept.csv" 2>/dev/null
+check "  ... from which report redraws the table with its intervals" cmp -s "$dir/kept.csv" "$dir/small/final_table1/table.csv"
+
 bash scripts/small_reproduction.sh "$dir/small" >"$dir/log2" 2>&1 || fail "a second call exits 0"
 check "a second call trains nothing" test "$(grep -c "^\[.* info\] starting " "$dir/log2")" -eq 0
 finish "small_reproduction.sh"
