@@ -6,6 +6,12 @@
 # its reference row) and the figures.
 #
 #   scripts/small_reproduction.sh [ROOT [FIGURES]]   (default ROOT: runs/small; FIGURES: ROOT/figures)
+#   scripts/small_reproduction.sh --redraw RUNS [ROOT [FIGURES]]
+#
+# --redraw RUNS trains nothing and needs no encoders: the tables and figures
+# are drawn into ROOT from the finished runs under RUNS (e.g. results/small,
+# the runs REPRODUCTION.md was written from, committed without weights by
+# scripts/keep_results.sh); a missing run shows as such in its table.
 #
 # Budget, on this project's 2-core VM (2026-11-25): the three small encoders
 # if they are missing (scripts/pretrain_small.sh: about 40 + 65 + 55 minutes
@@ -23,6 +29,12 @@
 # for every run (e.g. a smaller budget for a test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+redraw=""
+if [ "${1:-}" = --redraw ]; then
+  redraw="${2:?--redraw needs the folder of the runs}"
+  [ -d "$redraw" ] || { echo "small_reproduction: --redraw $redraw: no such folder" >&2; exit 2; }
+  shift 2
+fi
 root="${1:-runs/small}"
 figures="${2:-$root/figures}"
 data="${MTBERT_DATA:-../shared/data}"
@@ -36,24 +48,27 @@ if [ ! -f "$data/ids-sst-train.csv" ]; then
   exit 0
 fi
 
-for encoder in bert_small deberta_small deberta_small_noemd; do
-  if ! grep -q '"status": "finished"' "$encoders/$encoder/summary.json" 2>/dev/null; then
-    bash scripts/pretrain_small.sh "$encoders"
-    break
-  fi
-done
-
-for table in final_table1 pal_table1 deberta_table2; do
-  "$mtbert" sweep "experiments/sweeps/small/$table.yaml" --overlay experiments/small.yaml --out "$root/$table" \
-    "${sweep_overrides[@]}"
-done
+# The runs the tables are drawn from.
+runs="${redraw:-$root}"
+if [ -z "$redraw" ]; then
+  for encoder in bert_small deberta_small deberta_small_noemd; do
+    if ! grep -q '"status": "finished"' "$encoders/$encoder/summary.json" 2>/dev/null; then
+      bash scripts/pretrain_small.sh "$encoders"
+      break
+    fi
+  done
+  for table in final_table1 pal_table1 deberta_table2; do
+    "$mtbert" sweep "experiments/sweeps/small/$table.yaml" --overlay experiments/small.yaml --out "$root/$table" \
+      "${sweep_overrides[@]}"
+  done
+fi
 
 # report TABLE SWEEP OUT [ARGS...]: the table in md, csv and tex, and its chart.
 report() {
   local table="$1" sweep="$2" out="$3"; shift 3
   for format in md csv latex; do
     extension="$format"; [ "$format" = latex ] && extension=tex
-    "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$root/$sweep" \
+    "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$runs/$sweep" \
       --format "$format" --output "$out.$extension" "$@"
   done
   local figure="${out#"$root"/}"
@@ -61,6 +76,7 @@ report() {
     --title "$(sed -n 's/^title: "\(.*\)"$/\1/p' "$table") (small scale)"
 }
 mkdir -p "$figures"
+for table in final_table1 pal_table1 deberta_table2; do mkdir -p "$root/$table"; done
 for table in final_table1 pal_table1 deberta_table2; do
   report "experiments/tables/$table.yaml" "$table" "$root/$table/table"
 done
@@ -89,7 +105,9 @@ PAIRS
 
 # Training curves of one row per table (its first seed).
 for run in final_table1/smart pal_table1/finetuned_pal deberta_table2/pretrained_emd; do
-  "$python" scripts/plot_run.py "$root/$run-seed11711" --out "$figures/${run//\//-}" >/dev/null
+  if [ -f "$runs/$run-seed11711/summary.json" ]; then
+    "$python" scripts/plot_run.py "$runs/$run-seed11711" --out "$figures/${run//\//-}" >/dev/null
+  fi
 done
 for table in final_table1 pal_table1 deberta_table2; do
   echo

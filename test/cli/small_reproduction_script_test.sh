@@ -61,9 +61,15 @@ check "  ... its summary, metrics, config and dev predictions" test -s "$dir/res
   -a -s "$dir/results/final_table1/baseline-seed1/predictions/sst-dev-output.csv"
 check "  ... no checkpoints, no tokenizer, no test predictions" \
   test -z "$(find "$dir/results" -name checkpoints -o -name tokenizer -o -name '*-test-output.csv')"
-"$bin" report experiments/tables/final_table1.yaml --sweep experiments/sweeps/small/final_table1.yaml \
-  --runs "$dir/results/final_table1" --format csv --output "$dir/kept.csv" 2>/dev/null
-check "  ... from which report redraws the table with its intervals" cmp -s "$dir/kept.csv" "$dir/small/final_table1/table.csv"
+mv "$dir/encoders" "$dir/encoders.away"  # a redraw needs none
+bash scripts/small_reproduction.sh --redraw "$dir/results" "$dir/redrawn" >"$dir/redraw.log" 2>&1 ||
+  { cat "$dir/redraw.log"; fail "small_reproduction.sh --redraw exits 0"; }
+mv "$dir/encoders.away" "$dir/encoders"
+check "--redraw trains nothing" test "$(grep -c "^\[.* info\] starting " "$dir/redraw.log")" -eq 0
+csvs=$(cd "$dir/small" && ls */*.csv)
+check "  ... and draws every table's CSV, intervals included, as the runs' own" \
+  bash -c "cd '$dir' && for f in $(echo $csvs); do cmp -s small/\$f redrawn/\$f || exit 1; done"
+check "  ... and the figures" test "$(ls "$dir/redrawn/figures"/*.png | wc -l)" -eq "$(ls "$dir/small/figures"/*.png | wc -l)"
 
 bash scripts/small_reproduction.sh "$dir/small" >"$dir/log2" 2>&1 || fail "a second call exits 0"
 check "a second call trains nothing" test "$(grep -c "^\[.* info\] starting " "$dir/log2")" -eq 0
