@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/vector_clones.h"
+#include "ops/bf16_rows.h"
 #include "ops/row_blocks.h"
 
 namespace mtbert::ops {
@@ -35,6 +36,24 @@ float add_row_float(const float* __restrict x, const float* __restrict bias, con
     for (int64_t j = 0; j < n; ++j) sum[j] = x[j] + bias[j] + residual[j];
   } else {
     for (int64_t j = 0; j < n; ++j) sum[j] = x[j] + residual[j];
+  }
+  float lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) lanes[k] += sum[j + k];
+  for (; j < n; ++j) lanes[0] += sum[j];
+  return add_lanes(lanes);
+}
+
+// The same with x in bf16 bits (a GEMM's output under autocast), widened as
+// it is read.
+MTBERT_VECTOR_CLONES
+float add_row_bf16(const uint16_t* __restrict x, const float* __restrict bias, const float* __restrict residual,
+                   float* __restrict sum, int64_t n) {
+  if (bias != nullptr) {
+    for (int64_t j = 0; j < n; ++j) sum[j] = bf16_to_float(x[j]) + bias[j] + residual[j];
+  } else {
+    for (int64_t j = 0; j < n; ++j) sum[j] = bf16_to_float(x[j]) + residual[j];
   }
   float lanes[kLanes] = {};
   int64_t j = 0;
@@ -144,6 +163,9 @@ void input_gradient(const double* grad, const double* z, const double* gamma, do
 float add_row(const float* x, const float* bias, const float* residual, float* sum, int64_t n) {
   return add_row_float(x, bias, residual, sum, n);
 }
+float add_row(const uint16_t* x, const float* bias, const float* residual, float* sum, int64_t n) {
+  return add_row_bf16(x, bias, residual, sum, n);
+}
 float squared_deviation(const float* z, float mean, int64_t n) { return squared_deviation_float(z, mean, n); }
 void normalize_row(const float* z, const float* gamma, const float* beta, float* y, float mean, float rstd,
                    int64_t n) {
@@ -162,9 +184,10 @@ void input_gradient(const float* grad, const float* z, const float* gamma, float
 // ---- all rows --------------------------------------------------------------
 
 // Writes the sum z (kept for backward), y, and each row's mean and 1 / std.
-// The variance is taken in a second pass over the row (no cancellation).
-template <typename T>
-void forward_kernel(const T* x, const T* bias, const T* residual, const T* gamma, const T* beta, T* z, T* y, T* mean,
+// The variance is taken in a second pass over the row (no cancellation). X:
+// x's element type, T's or bf16 bits (with T float).
+template <typename T, typename X>
+void forward_kernel(const X* x, const T* bias, const T* residual, const T* gamma, const T* beta, T* z, T* y, T* mean,
                     T* rstd, int64_t rows, int64_t width, double eps) {
   for_each_row(rows, width, [&](int64_t r) {
     const int64_t offset = r * width;
@@ -214,18 +237,27 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
     // No bias comes as an empty tensor: Function::apply takes no undefined ones.
     const at::Tensor b = bias.numel() > 0 ? bias.contiguous() : at::Tensor();
     const int64_t width = gamma.numel(), rows = xc.numel() / width;
-    at::Tensor z = at::empty_like(xc, at::MemoryFormat::Contiguous);
-    at::Tensor y = at::empty_like(xc, at::MemoryFormat::Contiguous);
-    at::Tensor mean = at::empty({rows}, xc.options()), rstd = at::empty({rows}, xc.options());
-    AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "add_layer_norm", [&] {
-      forward_kernel<scalar_t>(xc.data_ptr<scalar_t>(), data_or_null<scalar_t>(b), rc.data_ptr<scalar_t>(),
-                               gamma.data_ptr<scalar_t>(), shift.data_ptr<scalar_t>(), z.data_ptr<scalar_t>(),
-                               y.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(), rstd.data_ptr<scalar_t>(), rows, width,
-                               eps);
-    });
+    // Everything is in the residual's dtype but x, which may be bf16 (the
+    // sum and LayerNorm then run in float, as autocast runs layer_norm).
+    at::Tensor z = at::empty_like(rc, at::MemoryFormat::Contiguous);
+    at::Tensor y = at::empty_like(rc, at::MemoryFormat::Contiguous);
+    at::Tensor mean = at::empty({rows}, rc.options()), rstd = at::empty({rows}, rc.options());
+    if (xc.scalar_type() == at::kBFloat16) {
+      forward_kernel<float>(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()), data_or_null<float>(b),
+                            rc.data_ptr<float>(), gamma.data_ptr<float>(), shift.data_ptr<float>(), z.data_ptr<float>(),
+                            y.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, width, eps);
+    } else {
+      AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "add_layer_norm", [&] {
+        forward_kernel<scalar_t>(xc.data_ptr<scalar_t>(), data_or_null<scalar_t>(b), rc.data_ptr<scalar_t>(),
+                                 gamma.data_ptr<scalar_t>(), shift.data_ptr<scalar_t>(), z.data_ptr<scalar_t>(),
+                                 y.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(), rstd.data_ptr<scalar_t>(), rows,
+                                 width, eps);
+      });
+    }
     ctx->save_for_backward({z, gamma, shift, mean, rstd});
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["has_bias"] = b.defined();
+    ctx->saved_data["x_type"] = static_cast<int64_t>(xc.scalar_type());
     return y;
   }
 
@@ -234,6 +266,7 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &z = saved[0], &gamma = saved[1], &shift = saved[2], &mean = saved[3], &rstd = saved[4];
     const bool has_bias = ctx->saved_data["has_bias"].toBool();
+    const auto x_type = static_cast<at::ScalarType>(ctx->saved_data["x_type"].toInt());
     const int64_t width = gamma.numel();
     if (torch::autograd::GradMode::is_enabled()) {
       // A graph of this gradient is being built (create_graph): LayerNorm's
@@ -243,7 +276,7 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
       auto y = torch::layer_norm(sum, {width}, g, s, ctx->saved_data["eps"].toDouble());
       auto d = torch::autograd::grad({y}, {sum, g, s}, {grads[0]}, /*retain_graph=*/true, /*create_graph=*/true);
       auto grad_bias = has_bias ? d[0].reshape({-1, width}).sum(0) : at::Tensor();
-      return {d[0], grad_bias, d[0], d[1], d[2], at::Tensor()};
+      return {d[0].to(x_type), grad_bias, d[0], d[1], d[2], at::Tensor()};
     }
     const at::Tensor g = grads[0].contiguous();
     at::Tensor grad_z = at::empty_like(z, at::MemoryFormat::Contiguous);
@@ -255,19 +288,21 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
                                 grad_gamma.data_ptr<scalar_t>(), grad_beta.data_ptr<scalar_t>(),
                                 data_or_null<scalar_t>(grad_bias), z.numel() / width, width);
     });
-    return {grad_z, grad_bias, grad_z, grad_gamma, grad_beta, at::Tensor()};
+    return {grad_z.to(x_type), grad_bias, grad_z, grad_gamma, grad_beta, at::Tensor()};
   }
 };
 
+// Everything float or double on the CPU, x also bf16 beside float.
 bool has_kernel(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& residual, const at::Tensor& weight,
                 const at::Tensor& beta) {
-  const auto type = x.scalar_type();
+  const auto type = residual.scalar_type();
   const auto same = [&](const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == type; };
+  const bool x_type = x.scalar_type() == type || (x.scalar_type() == at::kBFloat16 && type == at::kFloat);
   const bool vectors = weight.dim() == 1 && beta.sizes() == weight.sizes() &&
                        (!bias.defined() || (bias.sizes() == weight.sizes() && same(bias)));
-  return x.device().is_cpu() && (type == at::kFloat || type == at::kDouble) && same(residual) && same(weight) &&
-         same(beta) && vectors && residual.sizes() == x.sizes() && x.dim() >= 1 && x.size(-1) == weight.numel() &&
-         x.numel() > 0;
+  return x.device().is_cpu() && x_type && (type == at::kFloat || type == at::kDouble) && same(residual) &&
+         same(weight) && same(beta) && vectors && residual.sizes() == x.sizes() && x.dim() >= 1 &&
+         x.size(-1) == weight.numel() && x.numel() > 0;
 }
 
 }  // namespace

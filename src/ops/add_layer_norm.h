@@ -12,14 +12,18 @@
 // pass, summing the per-feature terms per block of rows and the blocks in
 // order, so they do not depend on the thread count.
 //
-// float and double on CPU; anything else takes LibTorch's operators, as does
-// backward when a graph of the gradient is being built.
+// float and double on CPU, and x in bf16 beside a float residual and float
+// parameters (a GEMM's output under autocast, where LayerNorm runs in float):
+// the sum and the output are float, x widened as it is read. Anything else
+// takes LibTorch's operators, as does backward when a graph of the gradient
+// is being built.
 #include <ATen/core/Tensor.h>
 
 namespace mtbert::ops {
 
 // LayerNorm(x + bias + residual) over the last dimension H: x and residual
 // [..., H]; bias (optional: an undefined tensor), weight (gamma) and beta [H].
+// The result has the residual's dtype.
 at::Tensor add_layer_norm(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& residual,
                           const at::Tensor& weight, const at::Tensor& beta, double eps);
 

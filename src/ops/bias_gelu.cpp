@@ -2,10 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "core/vector_clones.h"
+#include "ops/bf16_rows.h"
 #include "ops/row_blocks.h"
 
 namespace mtbert::ops {
@@ -158,18 +160,47 @@ void backward_row(const float* grad, const float* x, const float* bias, float* g
   }
 }
 
-template <typename scalar_t>
-void forward_kernel(const scalar_t* x, const scalar_t* bias, scalar_t* y, int64_t rows, int64_t width, GeluForm form) {
+// bf16 activations, float bias (a float32 parameter under autocast): each
+// chunk of the row widened, through the float kernel, the output rounded
+// once; the bias gradient accumulates the unrounded float terms.
+void forward_row(const uint16_t* x, const float* bias, uint16_t* y, int64_t n, GeluForm form) {
+  float in[kBf16Chunk], out[kBf16Chunk];
+  for (int64_t s = 0; s < n; s += kBf16Chunk) {
+    const int64_t m = std::min(kBf16Chunk, n - s);
+    widen_bf16(x + s, in, m);
+    forward_row(in, bias + s, out, m, form);
+    narrow_to_bf16(out, y + s, m);
+  }
+}
+
+void backward_row(const uint16_t* grad, const uint16_t* x, const float* bias, uint16_t* grad_x, float* grad_bias,
+                  int64_t n, GeluForm form) {
+  float g[kBf16Chunk], in[kBf16Chunk], gx[kBf16Chunk];
+  for (int64_t s = 0; s < n; s += kBf16Chunk) {
+    const int64_t m = std::min(kBf16Chunk, n - s);
+    widen_bf16(grad + s, g, m);
+    widen_bf16(x + s, in, m);
+    backward_row(g, in, bias + s, gx, grad_bias + s, m, form);
+    narrow_to_bf16(gx, grad_x + s, m);
+  }
+}
+
+// X: the activations' element type (the bias's, or bf16 bits with a float bias).
+template <typename X, typename scalar_t>
+void forward_kernel(const X* x, const scalar_t* bias, X* y, int64_t rows, int64_t width, GeluForm form) {
   for_each_row(rows, width, [&](int64_t r) { forward_row(x + r * width, bias, y + r * width, width, form); });
 }
 
-template <typename scalar_t>
-void backward_kernel(const scalar_t* grad, const scalar_t* x, const scalar_t* bias, scalar_t* grad_x,
-                     scalar_t* grad_bias, int64_t rows, int64_t width, GeluForm form) {
+template <typename X, typename scalar_t>
+void backward_kernel(const X* grad, const X* x, const scalar_t* bias, X* grad_x, scalar_t* grad_bias, int64_t rows,
+                     int64_t width, GeluForm form) {
   for_each_row_summing<scalar_t>(rows, width, {grad_bias}, [&](int64_t r, scalar_t* sums) {
     backward_row(grad + r * width, x + r * width, bias, grad_x + r * width, sums, width, form);
   });
 }
+
+const uint16_t* bf16_bits(const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
+uint16_t* bf16_bits(at::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
 
 // The same function in LibTorch's operators: the fallback, and backward when
 // a graph of the gradient is being built.
@@ -189,14 +220,22 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, const at::Tensor& bias,
                             int64_t form_index) {
     const auto form = static_cast<GeluForm>(form_index);
-    const at::Tensor x = input.contiguous(), b = bias.contiguous();
+    const at::Tensor x = input.contiguous();
+    // bf16 activations take their bias in float (a bf16 bias is widened).
+    const bool bf16 = x.scalar_type() == at::kBFloat16;
+    const at::Tensor b = bf16 ? bias.to(at::kFloat).contiguous() : bias.contiguous();
     at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
     const int64_t width = b.numel();
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bias_gelu", [&] {
-      forward_kernel<scalar_t>(x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
-                               x.numel() / width, width, form);
-    });
+    if (bf16) {
+      forward_kernel(bf16_bits(x), b.data_ptr<float>(), bf16_bits(y), x.numel() / width, width, form);
+    } else {
+      AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bias_gelu", [&] {
+        forward_kernel(x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.numel() / width,
+                       width, form);
+      });
+    }
     ctx->save_for_backward({x, b});
+    ctx->saved_data["bias_type"] = static_cast<int64_t>(bias.scalar_type());
     ctx->saved_data["form"] = form_index;
     return y;
   }
@@ -206,28 +245,35 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &b = saved[1];
     const auto form = static_cast<GeluForm>(ctx->saved_data["form"].toInt());
+    const auto bias_type = static_cast<at::ScalarType>(ctx->saved_data["bias_type"].toInt());
     if (torch::autograd::GradMode::is_enabled()) {
-      const auto grad_x = grads[0] * plain_gelu_derivative(x + b, form);
-      return {grad_x, grad_x.reshape({-1, b.numel()}).sum(0), at::Tensor()};
+      const auto grad_u = grads[0] * plain_gelu_derivative(x + b, form);
+      return {grad_u.to(x.scalar_type()), grad_u.reshape({-1, b.numel()}).sum(0).to(bias_type), at::Tensor()};
     }
-    const at::Tensor g = grads[0].contiguous();
+    const at::Tensor g = grads[0].to(x.scalar_type()).contiguous();
     at::Tensor grad_x = at::empty_like(x, at::MemoryFormat::Contiguous);
     at::Tensor grad_bias = at::empty_like(b, at::MemoryFormat::Contiguous);
     const int64_t width = b.numel();
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bias_gelu_backward", [&] {
-      backward_kernel<scalar_t>(g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(),
-                                grad_x.data_ptr<scalar_t>(), grad_bias.data_ptr<scalar_t>(), x.numel() / width, width,
-                                form);
-    });
-    return {grad_x, grad_bias, at::Tensor()};
+    if (x.scalar_type() == at::kBFloat16) {
+      backward_kernel(bf16_bits(g), bf16_bits(x), b.data_ptr<float>(), bf16_bits(grad_x), grad_bias.data_ptr<float>(),
+                      x.numel() / width, width, form);
+    } else {
+      AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bias_gelu_backward", [&] {
+        backward_kernel(g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(),
+                        grad_x.data_ptr<scalar_t>(), grad_bias.data_ptr<scalar_t>(), x.numel() / width, width, form);
+      });
+    }
+    return {grad_x, grad_bias.to(bias_type), at::Tensor()};
   }
 };
 
+// float and double with a bias of their type; bf16 with a float or bf16 bias.
 bool has_kernel(const at::Tensor& x, const at::Tensor& bias) {
-  const auto type = x.scalar_type();
-  return x.device().is_cpu() && bias.device().is_cpu() && (type == at::kFloat || type == at::kDouble) &&
-         bias.scalar_type() == type && bias.dim() == 1 && x.dim() >= 1 && x.size(-1) == bias.size(0) &&
-         x.numel() > 0;
+  const auto type = x.scalar_type(), bias_type = bias.scalar_type();
+  const bool types = type == at::kBFloat16 ? (bias_type == at::kFloat || bias_type == at::kBFloat16)
+                                           : (type == at::kFloat || type == at::kDouble) && bias_type == type;
+  return x.device().is_cpu() && bias.device().is_cpu() && types && bias.dim() == 1 && x.dim() >= 1 &&
+         x.size(-1) == bias.size(0) && x.numel() > 0;
 }
 
 }  // namespace

@@ -13,17 +13,21 @@
 // polynomials the compiler can vectorize: erf by Abramowitz & Stegun 7.1.26
 // (absolute error <= 1.5e-7, the approximation ATen's own vectorized GELU
 // uses), exp by Cody-Waite range reduction and a degree-7 polynomial. double
-// uses std::erfc / std::exp (gradcheck). Anything else (bf16, half, CUDA, a
-// graph of the gradient being built) takes LibTorch's operators, so results
-// never depend on the path beyond rounding.
+// uses std::erfc / std::exp (gradcheck). bf16 activations (what a GEMM gives
+// under autocast) with a float bias run the float kernel on widened chunks of
+// each row, the output rounded to bf16 once, the bias gradient summed in
+// float (ops/bf16_rows.h). Anything else (half, CUDA) takes LibTorch's
+// operators, as does backward while a graph of the gradient is being built,
+// so results never depend on the path beyond rounding.
 #include <ATen/core/Tensor.h>
 
 namespace mtbert::ops {
 
 enum class GeluForm { Erf, Tanh };
 
-// gelu(x + bias): x [..., F], bias [F]. Erf: x * Phi(x) (HuggingFace's
-// "gelu"); Tanh: the tanh approximation ("gelu_new", "gelu_pytorch_tanh").
+// gelu(x + bias): x [..., F], bias [F], the result in x's dtype. Erf: x *
+// Phi(x) (HuggingFace's "gelu"); Tanh: the tanh approximation ("gelu_new",
+// "gelu_pytorch_tanh").
 at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& bias, GeluForm form);
 
 }  // namespace mtbert::ops

@@ -2,8 +2,9 @@
 // row. Float against LibTorch's layer_norm computed in double, with and
 // without the bias, on rows of the widths BERT uses and an odd one; float
 // gradients against autograd in double; gradcheck of the double kernel; the
-// per-feature gradients the same whatever the thread count; the fallback
-// when a graph of the gradient is built.
+// per-feature gradients the same whatever the thread count; x in bf16 beside
+// float as the float kernel on the widened x; the fallback when a graph of
+// the gradient is built.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -133,4 +134,37 @@ TEST_CASE("add_layer_norm builds a graph of its gradient through LibTorch's oper
   };
   CHECK(torch::allclose(second(add_layer_norm(in.x, in.bias, in.residual, in.gamma, in.beta, 1e-5)),
                         second(reference(in, 1e-5)), 1e-9, 1e-9));
+}
+
+TEST_CASE("add_layer_norm with x in bf16 is the float kernel on the widened x", "[ops][layer_norm][bf16]") {
+  torch::manual_seed(16);
+  for (const bool with_bias : {true, false}) {
+    auto in = make_inputs(24, 768, torch::kFloat, with_bias);
+    auto x = in.x.to(torch::kBFloat16).requires_grad_(true);
+    auto residual = in.residual.clone().requires_grad_(true), gamma = in.gamma.clone().requires_grad_(true);
+    auto beta = in.beta.clone().requires_grad_(true);
+    std::vector<torch::Tensor> wrt = {x, residual, gamma, beta};
+    if (with_bias) wrt.push_back(in.bias.clone().requires_grad_(true));
+    auto grad_out = torch::randn({6, 4, 768});
+    auto y = add_layer_norm(x, with_bias ? wrt[4] : torch::Tensor(), residual, gamma, beta, 1e-12);
+    REQUIRE(y.scalar_type() == torch::kFloat);
+    auto g = torch::autograd::grad({y}, wrt, {grad_out});
+    REQUIRE(g[0].scalar_type() == torch::kBFloat16);
+
+    // The same arithmetic by construction: the float kernel on float(x); the
+    // gradient of x rounded to bf16 once, the others float.
+    std::vector<torch::Tensor> wrt_float = {x.detach().to(torch::kFloat).requires_grad_(true)};
+    for (size_t k = 1; k < wrt.size(); ++k) wrt_float.push_back(wrt[k].detach().clone().requires_grad_(true));
+    auto yf = add_layer_norm(wrt_float[0], with_bias ? wrt_float[4] : torch::Tensor(), wrt_float[1], wrt_float[2],
+                             wrt_float[3], 1e-12);
+    auto gf = torch::autograd::grad({yf}, wrt_float, {grad_out});
+    INFO("bias " << with_bias);
+    CHECK(torch::equal(y, yf));
+    CHECK(torch::equal(g[0], gf[0].to(torch::kBFloat16)));
+    for (size_t k = 1; k < g.size(); ++k) CHECK(torch::equal(g[k], gf[k]));
+
+    // Against LayerNorm in double of the same (bf16-rounded) x.
+    Inputs exact = to_double({x.detach(), with_bias ? in.bias : torch::Tensor(), in.residual, in.gamma, in.beta});
+    CHECK((y.to(torch::kDouble) - reference(exact, 1e-12)).abs().max().item<double>() < 2e-5);
+  }
 }

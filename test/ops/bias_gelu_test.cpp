@@ -2,8 +2,9 @@
 // and exp as vectorized polynomials) against LibTorch's gelu over the whole
 // range of inputs, both forms; its gradients against autograd through
 // LibTorch's operators; the double kernel by gradcheck; the bias gradient the
-// same whatever the thread count; the fallbacks (bf16, a graph of the
-// gradient) as LibTorch computes them.
+// same whatever the thread count; bf16 activations with a float bias as the
+// float kernel on the widened values; the fallbacks (other dtype pairs, a
+// graph of the gradient) as LibTorch computes them.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -100,13 +101,59 @@ TEST_CASE("bias_gelu's bias gradient does not depend on the thread count", "[ops
   CHECK(torch::equal(one, bias_grad(3)));
 }
 
-TEST_CASE("bias_gelu falls back to LibTorch's operators for bf16 and double backward", "[ops][gelu]") {
+TEST_CASE("bias_gelu in bf16 with a float bias is the float kernel on the widened input, rounded once",
+          "[ops][gelu][bf16]") {
+  torch::manual_seed(8);
+  for (const auto form : {GeluForm::Erf, GeluForm::Tanh}) {
+    // Rows longer than one conversion chunk (ops/bf16_rows.h), and an odd width.
+    for (const int64_t width : {1031, 129}) {
+      auto x = (torch::randn({9, width}) * 3).to(torch::kBFloat16).requires_grad_(true);
+      auto bias = torch::randn({width}, torch::requires_grad());
+      auto grad_out = torch::randn({9, width}).to(torch::kBFloat16);
+      auto y = bias_gelu(x, bias, form);
+      REQUIRE(y.scalar_type() == torch::kBFloat16);
+      auto g = torch::autograd::grad({y}, {x, bias}, {grad_out});
+      REQUIRE(g[0].scalar_type() == torch::kBFloat16);
+      REQUIRE(g[1].scalar_type() == torch::kFloat);
+
+      // The same arithmetic by construction: the float kernel on the widened
+      // values, its outputs rounded to bf16 (the bias gradient left in float).
+      auto xf = x.detach().to(torch::kFloat).requires_grad_(true);
+      auto bf = bias.detach().requires_grad_(true);
+      auto yf = bias_gelu(xf, bf, form);
+      auto gf = torch::autograd::grad({yf}, {xf, bf}, {grad_out.to(torch::kFloat)});
+      CHECK(torch::equal(y, yf.to(torch::kBFloat16)));
+      CHECK(torch::equal(g[0], gf[0].to(torch::kBFloat16)));
+      CHECK(torch::equal(g[1], gf[1]));
+
+      // Against float64: within the output's one rounding to bf16 (2^-8
+      // relative) and the float kernel's own error.
+      auto u = x.detach().to(torch::kDouble) + bias.detach().to(torch::kDouble);
+      auto exact = torch::gelu(u, approximate(form));
+      auto error = (y.to(torch::kDouble) - exact).abs() - exact.abs() * std::ldexp(1.0, -8);
+      INFO("form " << approximate(form) << " width " << width);
+      CHECK(error.max().item<double>() < 2e-6);
+    }
+  }
+}
+
+TEST_CASE("bias_gelu in bf16 takes a bf16 bias too, and returns its gradient in bf16", "[ops][gelu][bf16]") {
+  torch::manual_seed(9);
+  auto x = torch::randn({6, 40}).to(torch::kBFloat16);
+  auto bias = torch::randn({40}).to(torch::kBFloat16).requires_grad_(true);
+  auto y = bias_gelu(x, bias, GeluForm::Erf);
+  CHECK(torch::equal(y, bias_gelu(x, bias.detach().to(torch::kFloat), GeluForm::Erf)));
+  auto g = torch::autograd::grad({y.sum()}, {bias})[0];
+  CHECK(g.scalar_type() == torch::kBFloat16);
+}
+
+TEST_CASE("bias_gelu falls back to LibTorch's operators for other dtype pairs and double backward", "[ops][gelu]") {
   torch::manual_seed(7);
-  auto x = torch::randn({4, 8}).to(torch::kBFloat16);
-  auto bias = torch::randn({8});
+  auto x = torch::randn({4, 8});
+  auto bias = torch::randn({8}, torch::kDouble);
   auto out = bias_gelu(x, bias, GeluForm::Erf);
-  CHECK(out.scalar_type() == torch::kBFloat16);
-  CHECK(torch::equal(out, torch::gelu(x + bias.to(torch::kBFloat16))));
+  CHECK(out.scalar_type() == torch::kFloat);
+  CHECK(torch::equal(out, torch::gelu(x + bias.to(torch::kFloat))));
 
   // A graph of the gradient (create_graph): the second derivative exists and
   // matches LibTorch's.
