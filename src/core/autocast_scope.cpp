@@ -35,6 +35,19 @@ std::string bf16_emulation_warning(c10::Device device) {
          "LibTorch emulates the bf16 matrix products, about 40x slower than fp32 here; use precision: fp32";
 }
 
+namespace {
+// How many WeightCastCache objects this thread holds.
+thread_local int kept_weight_casts = 0;
+}  // namespace
+
+WeightCastCache::WeightCastCache() {
+  if (kept_weight_casts++ == 0) at::autocast::clear_cache();
+}
+
+WeightCastCache::~WeightCastCache() {
+  if (--kept_weight_casts == 0) at::autocast::clear_cache();
+}
+
 AutocastScope::AutocastScope(c10::Device device, bool enabled) : active_(enabled), type_(device.type()) {
   if (!active_) return;
   if (type_ != c10::DeviceType::CUDA && type_ != c10::DeviceType::CPU)
@@ -48,9 +61,10 @@ AutocastScope::AutocastScope(c10::Device device, bool enabled) : active_(enabled
 
 AutocastScope::~AutocastScope() {
   if (!active_) return;
-  // The outermost scope drops autocast's cache of bf16 weight copies: the
-  // optimizer step changes the weights before the next forward pass.
-  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  // The outermost scope drops autocast's cache of bf16 weight copies (the
+  // optimizer step changes the weights before the next forward pass), unless
+  // a WeightCastCache keeps them.
+  if (at::autocast::decrement_nesting() == 0 && kept_weight_casts == 0) at::autocast::clear_cache();
   set_autocast_enabled(type_, previous_enabled_);
   set_autocast_dtype(type_, previous_dtype_);
 }

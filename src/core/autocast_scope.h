@@ -39,4 +39,22 @@ class AutocastScope {
   c10::ScalarType previous_dtype_ = c10::ScalarType::Float;
 };
 
+// Keeps autocast's bf16 copies of the float32 weights while it lives, across
+// the AutocastScopes inside it, instead of dropping them when each scope
+// ends: an evaluation pass or an optimizer step's forward passes (one per
+// task) then cast each weight once, not once per batch or task. Autocast
+// copies the leaves that require grad (not frozen ones), keyed by the tensor,
+// not its values: whoever holds one promises that no weight changes while it
+// lives (the optimizer step comes after it, a checkpoint is loaded before).
+// Dropped on construction too, so stale copies never leak in. Per thread, as
+// autocast's state; nestable. (LibTorch releases since mid-2025 keep no
+// copies under InferenceMode, where evaluation then casts per batch.)
+class WeightCastCache {
+ public:
+  WeightCastCache();
+  ~WeightCastCache();
+  WeightCastCache(const WeightCastCache&) = delete;
+  WeightCastCache& operator=(const WeightCastCache&) = delete;
+};
+
 }  // namespace mtbert

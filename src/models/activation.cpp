@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "models/autocast_linear.h"
 #include "ops/bias_gelu.h"
 
 namespace mtbert {
@@ -10,7 +11,7 @@ torch::Tensor dense_activation(torch::nn::Linear& dense, const torch::Tensor& x,
   if (name == "relu") return torch::relu(dense(x));
   if (!dense->bias.defined()) return torch::gelu(dense(x), name == "gelu" ? "none" : "tanh");
   const auto form = name == "gelu" ? ops::GeluForm::Erf : ops::GeluForm::Tanh;
-  return ops::bias_gelu(torch::matmul(x, dense->weight.t()), dense->bias, form);
+  return ops::bias_gelu(autocast_linear(dense, x, /*with_bias=*/false), dense->bias, form);
 }
 
 }  // namespace mtbert

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 #include "core/torch_compat.h"
+#include "models/autocast_linear.h"
 
 #include "ops/add_layer_norm.h"
 
@@ -11,9 +12,10 @@ namespace mtbert {
 
 AttentionOutput BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                                const torch::Tensor& query_states) {
-  auto q = split_heads(query(query_states.defined() ? query_states : hidden));
-  auto k = split_heads(key(hidden));
-  auto v = split_heads(value(hidden));
+  const auto input = autocast_input(hidden);
+  auto q = split_heads(autocast_linear(query, query_states.defined() ? query_states : input));
+  auto k = split_heads(autocast_linear(key, input));
+  auto v = split_heads(autocast_linear(value, input));
 
   // LibTorch 2.x: one fused kernel (flash or memory-efficient attention on
   // CUDA) instead of scores, softmax, dropout and the second product, unless
@@ -44,7 +46,7 @@ torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torc
   // dropout inactive (evaluation) the dense layer's bias joins that pass too.
   const auto& norm = LayerNorm->options;
   const bool dropping = is_training() && dropout->p() > 0;
-  auto y = dropping ? dropout(dense(x)) : torch::matmul(x, dense->weight.t());
+  auto y = dropping ? dropout(autocast_linear(dense, x)) : autocast_linear(dense, x, /*with_bias=*/false);
   if (extra.defined()) y = y + extra;
   return ops::add_layer_norm(y, dropping ? torch::Tensor() : dense->bias, residual, LayerNorm->weight,
                              LayerNorm->bias, norm.eps());

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/internal_error.h"
+#include "models/autocast_linear.h"
 #include "ops/disentangled_scores.h"
 
 namespace mtbert {
@@ -73,11 +74,12 @@ torch::Tensor DisentangledSelfAttentionImpl::distance_product(const torch::Tenso
 
 AttentionOutput DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                                        const torch::Tensor& query_states) {
-  auto q_tokens = query(query_states.defined() ? query_states : hidden) * inv_scale_;
-  auto k_tokens = key(hidden);
+  const auto input = autocast_input(hidden);
+  auto q_tokens = autocast_linear(query, query_states.defined() ? query_states : input) * inv_scale_;
+  auto k_tokens = autocast_linear(key, input);
   auto q = split_heads(q_tokens);
   auto k = split_heads(k_tokens);
-  auto v = split_heads(value(hidden));
+  auto v = split_heads(autocast_linear(value, input));
   auto content = torch::matmul(q, k.transpose(-1, -2));
 
   torch::Tensor scores;
@@ -88,8 +90,8 @@ AttentionOutput DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidd
     const ops::RelativePlan& plan = *ctx.relative_plan;
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     torch::Tensor rel_keys, rel_queries;  // [S, H]
-    if (c2p_ || p2p_) rel_keys = share_att_key_ ? key(rel) : pos_key_proj(rel);
-    if (p2c_ || p2p_) rel_queries = (share_att_key_ ? query(rel) : pos_query_proj(rel)) * inv_scale_;
+    if (c2p_ || p2p_) rel_keys = autocast_linear(share_att_key_ ? key : pos_key_proj, rel);
+    if (p2c_ || p2p_) rel_queries = autocast_linear(share_att_key_ ? query : pos_query_proj, rel) * inv_scale_;
     c10::optional<torch::Tensor> c2p, p2c, p2p;
     if (c2p_)
       c2p = plan.banded() ? banded_product(q_tokens, rel_keys, plan, /*by_query=*/true)

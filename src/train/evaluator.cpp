@@ -33,6 +33,7 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Comm
   TaskHead head = e.model->head(task.name());
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(e.device));
   const auto plan = plan_batches(data, options, 0);
+  const WeightCastCache weight_casts;  // bf16: each weight cast once for all the batches
   const size_t ranks = comm ? static_cast<size_t>(comm->world_size()) : 1;
   const size_t rank = comm ? static_cast<size_t>(comm->rank()) : 0;
   for (size_t b = rank; b < plan.size(); b += ranks) {

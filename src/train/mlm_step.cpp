@@ -27,6 +27,7 @@ void MlmStep::enable_data_parallel(Communicator& comm, int64_t bucket_bytes) {
 
 torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
   torch::Tensor loss;
+  if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
   {
     const AutocastScope autocast(device_, precision_ == Precision::bf16);
     auto logits = model_->logits_at(batch.inputs.to(device_), to_device(batch.positions, device_));
@@ -37,6 +38,7 @@ torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
 }
 
 void MlmStep::apply(double lr_factor) {
+  weight_casts_.reset();
   // After averaging every rank holds the same gradients, so the norm clipped
   // to is the global one.
   if (reducer_) reducer_->average_gradients();

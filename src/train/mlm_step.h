@@ -16,6 +16,7 @@
 #include <torch/optim/adamw.h>
 
 #include "config/pretrain_config.h"
+#include "core/autocast_scope.h"
 #include "data/mlm_masking.h"
 #include "models/masked_lm.h"
 
@@ -52,6 +53,9 @@ class MlmStep {
   std::vector<double> base_lrs_;
   std::vector<torch::Tensor> trainable_;
   std::unique_ptr<GradientReducer> reducer_;  // data-parallel only
+  // bf16: the weights' bf16 copies, kept from the step's first forward pass
+  // to apply(), which changes the weights.
+  std::unique_ptr<WeightCastCache> weight_casts_;
 };
 
 }  // namespace mtbert

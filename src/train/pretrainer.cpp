@@ -254,6 +254,7 @@ MlmEvaluation Pretrainer::evaluate() {
                             : static_cast<int64_t>(heldout_indices_.size());
   at::Generator generator = at::detail::createCPUGenerator(kEvaluationMaskSeed);
   torch::NoGradGuard no_grad;
+  const WeightCastCache weight_casts;  // bf16: each weight cast once for all the batches
   p_.model->eval();
   // Sums over the masked tokens: loss, correct, count (over ranks, added up).
   double loss_sum = 0, correct = 0, tokens = 0;

@@ -168,6 +168,7 @@ void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
   const double shard_weight = batch.global_size > 0 ? static_cast<double>(batch.size() * world_size_) /
                                                           static_cast<double>(batch.global_size)
                                                     : 1.0;
+  if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
   auto loss = task_loss(config, batch);
   (loss * (config.loss_weight * shard_weight / static_cast<double>(train_.grad_accumulation))).backward();
   if (pcgrad_) pcgrad_->capture_task_gradient();
@@ -175,6 +176,7 @@ void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
 }
 
 void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
+  weight_casts_.reset();
   if (reducer_) {
     reducer_->reset_counts();
     reducer_->average_gradients();

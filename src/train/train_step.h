@@ -24,6 +24,7 @@
 #include <torch/optim/adamw.h>
 
 #include "config/experiment_config.h"
+#include "core/autocast_scope.h"
 #include "data/batching.h"
 #include "models/multitask_model.h"
 #include "optim/pcgrad.h"
@@ -110,6 +111,9 @@ class TrainStep {
   SmartConfig teacher_config_;  // the Bregman settings of the first task that asks for it
   int64_t total_steps_;
   LossTally losses_;
+  // bf16: the weights' bf16 copies, kept from the step's first forward pass
+  // to apply(), which changes the weights.
+  std::unique_ptr<WeightCastCache> weight_casts_;
 };
 
 }  // namespace mtbert
