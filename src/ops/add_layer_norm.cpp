@@ -28,6 +28,16 @@ __attribute__((always_inline)) inline float add_lanes(const float* lanes) {
   return total;
 }
 
+// The sum of z[0, n) in those lanes.
+__attribute__((always_inline)) inline float lane_sum(const float* __restrict z, int64_t n) {
+  float lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) lanes[k] += z[j + k];
+  for (; j < n; ++j) lanes[0] += z[j];
+  return add_lanes(lanes);
+}
+
 // sum[j] = x[j] + bias[j] + residual[j] (bias may be null); returns the row's sum.
 MTBERT_VECTOR_CLONES
 float add_row_float(const float* __restrict x, const float* __restrict bias, const float* __restrict residual,
@@ -37,12 +47,7 @@ float add_row_float(const float* __restrict x, const float* __restrict bias, con
   } else {
     for (int64_t j = 0; j < n; ++j) sum[j] = x[j] + residual[j];
   }
-  float lanes[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) lanes[k] += sum[j + k];
-  for (; j < n; ++j) lanes[0] += sum[j];
-  return add_lanes(lanes);
+  return lane_sum(sum, n);
 }
 
 // The same with x in bf16 bits (a GEMM's output under autocast), widened as
@@ -55,12 +60,7 @@ float add_row_bf16(const uint16_t* __restrict x, const float* __restrict bias, c
   } else {
     for (int64_t j = 0; j < n; ++j) sum[j] = bf16_to_float(x[j]) + residual[j];
   }
-  float lanes[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) lanes[k] += sum[j + k];
-  for (; j < n; ++j) lanes[0] += sum[j];
-  return add_lanes(lanes);
+  return lane_sum(sum, n);
 }
 
 MTBERT_VECTOR_CLONES
