@@ -26,6 +26,11 @@ TINY_TRAIN = " ".join(f"tasks.{task}.limit_{split}={n}" for task in ("sst", "par
                       for split, n in (("train", 64), ("dev", 32), ("test", 16))) + " train.epochs=1"
 TINY_PRETRAIN = "train.max_steps=30 train.eval_every_steps=15 train.eval_segments=32"
 
+# What reads ../shared/data, directly or through a run made from it earlier
+# in the README (the pretrained folders, the smoke runs).
+DATA_READERS = ("../shared/data", "experiments/pretrain/", "runs/tiny", "runs/bert_small", "quickstart_pretrained",
+                "experiments/smoke.yaml", "runs/smoke")
+
 NEEDS_BERT_BASE = "needs the real bert-base-uncased (models/bert-base-uncased, converted from the HuggingFace hub)"
 NEEDS_WEIGHTS = "needs real weights converted from the HuggingFace hub into models/"
 
@@ -103,7 +108,7 @@ def main():
         for line, command in commands(SOURCE / "README.md"):
             command = without_comment(command)
             action, detail = next((rule for pattern, rule in RULES if re.search(pattern, command)), ("run", ""))
-            uses_data = "../shared/data" in command or "experiments/pretrain/" in command
+            uses_data = any(name in command for name in DATA_READERS)
             if action == "run" and uses_data and not has_data:
                 action, detail = "skip", "the data sets are not at ../shared/data"
             if action == "skip":
