@@ -85,7 +85,8 @@ check "  ... status interrupted" grep -q '"status": "interrupted"' "$dir/int/sum
 cp -r "$dir/int" "$dir/int-copy"
 expect_error_after_logs "a 2-rank run does not resume as one process" "trained with 2 rank(s)" -- \
   pretrain --resume "$dir/int-copy"
-"$bin" pretrain --resume "$dir/int" --nproc 2 --no-progress >/dev/null 2>"$dir/resume.log"
+"$bin" pretrain --resume "$dir/int" --nproc 2 --no-progress >/dev/null 2>"$dir/resume.log" ||
+  fail "--resume --nproc 2 exits 0: $(tail -3 "$dir/resume.log" | tr '\n' ' ')"
 check "--resume --nproc 2 finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
 check "  ... with exactly the weights of the uninterrupted run" within "$dir/full" "$dir/int" 0
 check "  ... and its losses" test "$(losses "$dir/full")" == "$(losses "$dir/int")"

@@ -102,7 +102,8 @@ check "  ... and its hint carries --nproc 2" grep -q "continue with mtbert train
 cp -r "$dir/int" "$dir/int-copy"
 expect_error_after_logs "a 2-rank run does not resume as one process" "trained with 2 rank(s)" -- \
   train --resume "$dir/int-copy"
-"$bin" train --resume "$dir/int" --nproc 2 --no-progress >/dev/null 2>"$dir/resume.log"
+"$bin" train --resume "$dir/int" --nproc 2 --no-progress >/dev/null 2>"$dir/resume.log" ||
+  fail "--resume --nproc 2 exits 0: $(tail -3 "$dir/resume.log" | tr '\n' ' ')"
 check "--resume --nproc 2 finishes the run" grep -q '"status": "finished"' "$dir/int/summary.json"
 check "  ... with exactly the weights of the uninterrupted run" within "$dir/full" "$dir/int" 0
 
