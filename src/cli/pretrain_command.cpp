@@ -171,7 +171,7 @@ void run_pretrain(const RunArgs& args) {
   const PretrainConfig config = load_given_config(args, given);
   const RunDirectory run = run_folder(args, config);
   in_fresh_run_folder(run, "pretrain", [&] {
-    const int threads = set_thread_count(args.threads >= 0 ? args.threads : config.threads);
+    const int threads = set_thread_count(config.threads);  // --threads is in it
     spdlog::info("pretraining {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Pretraining pretraining = start_pretraining(config, run);
     run_pretraining(pretraining, run, /*resume=*/false, args, nullptr);
@@ -184,7 +184,9 @@ void add_pretrain_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("pretrain", "Masked-language-model pretraining (YAML), or resume an interrupted run");
   cmd->add_option("config", args->positional, "PRETRAIN.yaml, then key.path=value overrides");
-  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it holds a finished run)");
+  cmd->add_option("--out", args->out,
+                  "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it "
+                  "holds a finished run)");
   cmd->add_option("--overlay", args->overlays, "YAML file merged over the config; repeatable")
       ->check(CLI::ExistingFile)
       ->allow_extra_args(false);

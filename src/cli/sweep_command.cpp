@@ -276,8 +276,10 @@ void run_sweep(const SweepArgs& args) {
                                   cannot_start, planned.size()));
     return;
   }
-  if (!args.emit.empty()) emit_slurm(spec, root, planned, overlays, args);
-  if (!args.emit.empty()) return;
+  if (!args.emit.empty()) {
+    emit_slurm(spec, root, planned, overlays, args);
+    return;
+  }
   run_here(spec, planned, overlays, args.jobs, args.nproc);
 }
 

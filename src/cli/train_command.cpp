@@ -175,7 +175,7 @@ void run_train(RunArgs& args) {
   const ExperimentConfig config = load_given_experiment(args, given);
   const RunDirectory run = new_run_folder(args.out, config.output_dir);
   in_fresh_run_folder(run, "train", [&] {
-    const int threads = set_thread_count(args.threads >= 0 ? args.threads : config.threads);
+    const int threads = set_thread_count(config.threads);  // --threads is in it
     spdlog::info("run {} -> {} ({} threads)", config.name, run.root().string(), threads);
     Experiment experiment = start_experiment(config, run);
     run_training(experiment, run, /*resume=*/false, args, nullptr);
@@ -188,7 +188,9 @@ void add_train_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("train", "Train an experiment (YAML), or resume an interrupted run");
   cmd->add_option("config", args->positional, "CONFIG.yaml, then key.path=value overrides");
-  cmd->add_option("--out", args->out, "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it holds a finished run)");
+  cmd->add_option("--out", args->out,
+                  "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it "
+                  "holds a finished run)");
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over the experiment (after its extends, before key=value overrides); repeatable")
       ->check(CLI::ExistingFile)

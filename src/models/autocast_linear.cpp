@@ -9,18 +9,22 @@ namespace mtbert {
 
 namespace {
 
+// Whether autocast casts `t` for a matrix product: a float tensor on a device
+// autocast is on for.
+bool autocast_casts(const torch::Tensor& t) {
+  return t.defined() && t.scalar_type() == torch::kFloat && compat::autocast_enabled(t.device().type());
+}
+
 torch::Tensor autocast_weight(const torch::Tensor& w) {
+  if (!autocast_casts(w)) return w;
   const auto type = w.device().type();
-  if (!w.defined() || w.scalar_type() != torch::kFloat || !compat::autocast_enabled(type)) return w;
   return at::autocast::cached_cast(compat::autocast_dtype(type), w, type);
 }
 
 }  // namespace
 
 torch::Tensor autocast_input(const torch::Tensor& x) {
-  const auto type = x.device().type();
-  if (!x.defined() || x.scalar_type() != torch::kFloat || !compat::autocast_enabled(type)) return x;
-  return x.to(compat::autocast_dtype(type));
+  return autocast_casts(x) ? x.to(compat::autocast_dtype(x.device().type())) : x;
 }
 
 torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias) {

@@ -243,9 +243,9 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
     at::Tensor y = at::empty_like(rc, at::MemoryFormat::Contiguous);
     at::Tensor mean = at::empty({rows}, rc.options()), rstd = at::empty({rows}, rc.options());
     if (xc.scalar_type() == at::kBFloat16) {
-      forward_kernel<float>(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()), data_or_null<float>(b),
-                            rc.data_ptr<float>(), gamma.data_ptr<float>(), shift.data_ptr<float>(), z.data_ptr<float>(),
-                            y.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, width, eps);
+      forward_kernel<float>(bf16_bits(xc), data_or_null<float>(b), rc.data_ptr<float>(), gamma.data_ptr<float>(),
+                            shift.data_ptr<float>(), z.data_ptr<float>(), y.data_ptr<float>(), mean.data_ptr<float>(),
+                            rstd.data_ptr<float>(), rows, width, eps);
     } else {
       AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "add_layer_norm", [&] {
         forward_kernel<scalar_t>(xc.data_ptr<scalar_t>(), data_or_null<scalar_t>(b), rc.data_ptr<scalar_t>(),

@@ -8,6 +8,8 @@
 // polynomial work.
 #include <cstdint>
 
+#include <ATen/core/Tensor.h>
+
 namespace mtbert::ops {
 
 // The kernels convert a row a chunk at a time into stack buffers of this many
@@ -23,6 +25,12 @@ __attribute__((always_inline)) inline uint16_t float_to_bf16(float f) {
   const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
   return (bits & 0x7fffffffu) > 0x7f800000u ? uint16_t{0x7fc0} : static_cast<uint16_t>(rounded);
 }
+
+// A contiguous bf16 tensor's elements as the bits the row functions take.
+inline const uint16_t* bf16_bits(const at::Tensor& t) {
+  return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>());
+}
+inline uint16_t* bf16_bits(at::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
 
 // out[j] = in[j] widened / rounded, j < n.
 void widen_bf16(const uint16_t* in, float* out, int64_t n);

@@ -199,9 +199,6 @@ void backward_kernel(const X* grad, const X* x, const scalar_t* bias, X* grad_x,
   });
 }
 
-const uint16_t* bf16_bits(const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
-uint16_t* bf16_bits(at::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
-
 // The same function in LibTorch's operators: the fallback, and backward when
 // a graph of the gradient is being built.
 at::Tensor plain_bias_gelu(const at::Tensor& x, const at::Tensor& bias, GeluForm form) {
