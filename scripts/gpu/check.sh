@@ -7,6 +7,12 @@
 #   scripts/gpu/check.sh              everything (at most about 8 minutes)
 #   scripts/gpu/check.sh --configure  unpack and configure only (the dry run
 #                                     here: any LibTorch, no GPU needed)
+#   scripts/gpu/check.sh --hf         HuggingFace's DeBERTa-v2 with the op
+#                                     patched in (test/scripts/hf_deberta_patch_test.py,
+#                                     then bench/hf_deberta_patch.py at N = 512,
+#                                     1024, 2048: hf_patch.jsonl), building only
+#                                     the op's library; a second call on the
+#                                     warm machine reuses the first one's build
 #
 # Stages: unpack the Debian packages into a prefix; configure (pip's LibTorch,
 # TORCH_CUDA_ARCH_LIST, default 9.0 for an H100/H200); build mtbert and its tests with
@@ -24,8 +30,11 @@ cd "$(dirname "$0")/../.."
 root="$PWD"
 out="${OUT:-$root/gpu-check-out}"
 mkdir -p "$out"
-configure_only=0
-[[ "${1:-}" == "--configure" ]] && configure_only=1
+mode="${1:-all}"
+case "$mode" in
+  all|--configure|--hf) ;;
+  *) echo "check.sh: unknown argument $mode (none, --configure or --hf)" >&2; exit 2 ;;
+esac
 jobs="$(nproc)"
 export root build="$root/build-gpu" prefix="$root/.debs/root"
 report="$out/check.json"
@@ -83,9 +92,22 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,dri
 
 stage unpack 60 unpack || exit 1
 stage configure 180 configure || exit 1
-if [[ $configure_only -eq 1 ]]; then
+if [[ $mode == --configure ]]; then
   echo "configured in $((SECONDS - started)) s (--configure: nothing built)"
   exit 0
+fi
+if [[ $mode == --hf ]]; then
+  stage build-ops 300 cmake --build "$build" -j "$jobs" --target mtbert_ops_module
+  export MTBERT_OPS_LIBRARY="$build/libmtbert_ops.so"
+  stage hf-patch-test 120 python3 test/scripts/hf_deberta_patch_test.py
+  # deberta-v3-base's shape, batch 4: HF's unpatched backward at N = 2048
+  # keeps several [B*12, N, N] float tensors per layer.
+  stage hf-patch-bench 300 python3 bench/hf_deberta_patch.py --device cuda --lengths 512 1024 2048 \
+    --batch 4 --reps 10 --out "$out/hf_patch.jsonl"
+  rm -rf "$runs"
+  echo "check.sh --hf: $failed stage(s) failed, $((SECONDS - started)) s in all"
+  [[ $failed -eq 0 ]]
+  exit
 fi
 # The executable, the tests and the op's Python library (benchmark binaries
 # are not run here).

@@ -125,7 +125,7 @@ def relative_positions(length, span, buckets=-1, max_position=-1, device="cpu", 
 
 
 def deberta_attention_bias(query_layer, key_layer, rel_embeddings, positions, pos_key_proj, pos_query_proj,
-                           terms=("c2p", "p2c"), scale_factor=None):
+                           terms=("c2p", "p2c"), scale_factor=None, divisor=None):
     """The position part of a DeBERTa-v2 layer's attention scores, through the op:
     what HF's DisentangledSelfAttention.disentangled_att_bias adds to the
     content scores, [B, heads, N, N].
@@ -137,7 +137,7 @@ def deberta_attention_bias(query_layer, key_layer, rel_embeddings, positions, po
     embeddings (HF: key_proj and query_proj with share_att_key, else
     pos_key_proj and pos_query_proj), callables hidden -> heads * d; terms: of
     c2p, p2c, p2p; scale_factor: HF's (1 + the number of terms by default).
-    Each term is divided by sqrt(d * scale_factor), as HF does."""
+    Each term is divided by divisor, by default sqrt(d * scale_factor), as HF does."""
     batch, heads, n, d = query_layer.shape
     terms = tuple(terms)
     if not set(terms) <= {"c2p", "p2c", "p2p"}:
@@ -155,4 +155,5 @@ def deberta_attention_bias(query_layer, key_layer, rel_embeddings, positions, po
         p2p = (queries[:, index.flip(0)] * keys[:, index]).sum(-1)
     # No content here: a single zero read through zero strides.
     zero = torch.zeros((), dtype=query_layer.dtype, device=query_layer.device).expand(batch, heads, n, n)
-    return disentangled_scores(zero, c2p, p2c, positions.plan, 1.0 / math.sqrt(d * scale_factor), p2p=p2p)
+    divisor = math.sqrt(d * scale_factor) if divisor is None else divisor
+    return disentangled_scores(zero, c2p, p2c, positions.plan, 1.0 / divisor, p2p=p2p)
