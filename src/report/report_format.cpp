@@ -22,6 +22,14 @@ bool any_test_row(const ReportResult& r) {
   return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRowResult& row) { return row.row->split == "test"; });
 }
 
+// A table without any paper number (a study of our own, such as bf16 against
+// fp32) shows ours alone: empty paper and difference columns say nothing.
+bool any_paper_number(const ReportResult& r) {
+  return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRowResult& row) {
+    return std::any_of(row.cells.begin(), row.cells.end(), [](const auto& cell) { return cell.second.paper.has_value(); });
+  });
+}
+
 // What stands in a cell without a number of ours.
 std::string missing_text(const ReportRowResult& row, const ReportCell& cell) {
   if (cell.not_evaluated) return row.row->split == "test" ? "n/a (unlabeled)" : "n/a";
@@ -132,6 +140,7 @@ std::string md_code(const std::string& text) { return "`" + text + "`"; }
 std::string markdown(const ReportResult& r) {
   const Style style{" ± ", "+", "-"};
   const bool split_column = any_test_row(r);
+  const bool paper = any_paper_number(r);
   std::string s = fmt::format("## {}\n\n", md_escape(r.table->title));
   if (report_has_smoke_runs(r))
     s += "> **SMOKE RUNS, NOT THE PAPERS' SETTING.** These runs are tagged `smoke`: a tiny model trained for a few\n"
@@ -142,8 +151,9 @@ std::string markdown(const ReportResult& r) {
          "> a 4-layer, 256-wide encoder pretrained on about 4.5M tokens, fine-tuned on shares of the training sets.\n"
          "> They test whether a method moves the scores the way its report says; their levels are not the paper's.\n\n";
   s += ours_description(r, md_code) + ".\n";
-  s += "Per column: the paper's number, ours (mean ± sample standard deviation over the n finished runs) and ours\n"
-       "minus the paper's.";
+  s += paper ? "Per column: the paper's number, ours (mean ± sample standard deviation over the n finished runs) and ours\n"
+               "minus the paper's."
+             : "Per column: ours (mean ± sample standard deviation over the n finished runs); no paper numbers.";
   if (!r.tags.empty()) s += fmt::format(" Run tags: {}.", md_escape(fmt::format("{}", fmt::join(r.tags, ", "))));
   s += "\n\n| Model |";
   std::string rule = "\n|:--|";
@@ -155,8 +165,8 @@ std::string markdown(const ReportResult& r) {
   rule += "--:|";
   for (const auto& column : r.table->columns) {
     const std::string label = md_escape(column.label);
-    s += fmt::format(" {0} paper | {0} ours | {0} Δ |", label);
-    rule += "--:|--:|--:|";
+    s += paper ? fmt::format(" {0} paper | {0} ours | {0} Δ |", label) : fmt::format(" {} |", label);
+    rule += paper ? "--:|--:|--:|" : "--:|";
   }
   s += rule + "\n";
   for (const auto& row : r.rows) {
@@ -165,7 +175,9 @@ std::string markdown(const ReportResult& r) {
     s += fmt::format(" {} |", runs_text(row));
     for (const auto& column : r.table->columns) {
       const ReportCell& cell = row.cells.at(column.key);
-      s += fmt::format(" {} | {} | {} |", paper_text(cell, style), ours_text(row, cell, style), difference_text(cell, style));
+      s += paper ? fmt::format(" {} | {} | {} |", paper_text(cell, style), ours_text(row, cell, style),
+                               difference_text(cell, style))
+                 : fmt::format(" {} |", ours_text(row, cell, style));
     }
     s += "\n";
   }
@@ -284,23 +296,28 @@ std::string latex(const ReportResult& r) {
   const Style style{" $\\pm$ ", "$+$", "$-$"};
   const bool smoke = report_has_smoke_runs(r);
   const bool split_column = any_test_row(r);
+  const bool paper = any_paper_number(r);
+  const size_t per_column = paper ? 3 : 1;
   const size_t first = split_column ? 4 : 3;  // the first column of numbers (1-based)
   std::string s = fmt::format("% {} (mtbert report). Needs \\usepackage{{booktabs}}.\n", r.table->title);
   if (smoke) s += "% SMOKE RUNS, NOT THE PAPERS' SETTING: these numbers prove the pipeline, not the methods.\n";
   else if (has_tag(r, kSmallTag)) s += "% Small-scale runs (experiments/small.yaml), not the papers' setting.\n";
   s += "\\begin{table}[ht]\n  \\centering\n  \\small\n";
   std::string spec = split_column ? "llr" : "lr";
-  for (size_t i = 0; i < r.table->columns.size(); ++i) spec += "rrr";
+  for (size_t i = 0; i < r.table->columns.size(); ++i) spec += std::string(per_column, 'r');
   s += fmt::format("  \\begin{{tabular}}{{{}}}\n    \\toprule\n    ", spec);
-  s += split_column ? "& & & " : "& & ";  // over Model, (Split,) n
-  std::vector<std::string> groups, rules;
-  for (size_t i = 0; i < r.table->columns.size(); ++i) {
-    groups.push_back(fmt::format("\\multicolumn{{3}}{{c}}{{{}}}", tex_escape(r.table->columns[i].label)));
-    rules.push_back(fmt::format("\\cmidrule(lr){{{}-{}}}", first + 3 * i, first + 3 * i + 2));
+  if (paper) {  // a group of three columns under each label
+    s += split_column ? "& & & " : "& & ";  // over Model, (Split,) n
+    std::vector<std::string> groups, rules;
+    for (size_t i = 0; i < r.table->columns.size(); ++i) {
+      groups.push_back(fmt::format("\\multicolumn{{3}}{{c}}{{{}}}", tex_escape(r.table->columns[i].label)));
+      rules.push_back(fmt::format("\\cmidrule(lr){{{}-{}}}", first + 3 * i, first + 3 * i + 2));
+    }
+    s += fmt::format("{} \\\\\n    {}\n    ", fmt::join(groups, " & "), fmt::join(rules, " "));
   }
-  s += fmt::format("{} \\\\\n    {}\n    Model & {}$n$", fmt::join(groups, " & "), fmt::join(rules, " "),
-                   split_column ? "Split & " : "");
-  for (size_t i = 0; i < r.table->columns.size(); ++i) s += " & Paper & Ours & $\\Delta$";
+  s += fmt::format("Model & {}$n$", split_column ? "Split & " : "");
+  for (const auto& column : r.table->columns)
+    s += paper ? std::string(" & Paper & Ours & $\\Delta$") : " & " + tex_escape(column.label);
   s += " \\\\\n    \\midrule\n";
   for (const auto& row : r.rows) {
     s += "    " + tex_escape(row.row->label);
@@ -308,9 +325,9 @@ std::string latex(const ReportResult& r) {
     s += " & " + runs_text(row);
     for (const auto& column : r.table->columns) {
       const ReportCell& cell = row.cells.at(column.key);
-      s += fmt::format(" & {} & {} & {}", paper_text(cell, style), cell.n > 0 ? ours_text(row, cell, style)
-                                                                       : tex_escape(missing_text(row, cell)),
-                       difference_text(cell, style));
+      const std::string ours = cell.n > 0 ? ours_text(row, cell, style) : tex_escape(missing_text(row, cell));
+      s += paper ? fmt::format(" & {} & {} & {}", paper_text(cell, style), ours, difference_text(cell, style))
+                 : " & " + ours;
     }
     s += " \\\\\n";
   }

@@ -145,6 +145,34 @@ TEST_CASE("latex: booktabs rules, a column group per metric, the smoke warning i
         "\\end{table}\n");
 }
 
+TEST_CASE("a table without paper numbers shows ours alone, in markdown and latex", "[report_format]") {
+  Fixture f(false);
+  f.result.rows.erase(f.result.rows.begin() + 2, f.result.rows.end());
+  for (auto& row : f.result.rows)
+    for (auto& [key, cell] : row.cells) cell.paper.reset();
+  CHECK(mtbert::format_report(f.result, mtbert::ReportFormat::markdown) ==
+        "## T\n"
+        "\n"
+        "Ours: the runs in `runs/t` (sweep `s.yaml`), best dev scores.\n"
+        "Per column: ours (mean ± sample standard deviation over the n finished runs); no paper numbers.\n"
+        "\n"
+        "| Model | n | SST | Overall |\n"
+        "|:--|--:|--:|--:|\n"
+        "| A | 3 | 0.450 ± 0.050 | 0.600 ± 0.050 |\n"
+        "| B | 1/3 | 0.300 | 0.500 |\n"
+        "\n"
+        "Rows with missing or unfinished runs:\n"
+        "\n"
+        "- B: b-seed2 interrupted (mtbert sweep resumes it), b-seed3 missing\n");
+  const std::string latex = mtbert::format_report(f.result, mtbert::ReportFormat::latex);
+  CHECK_THAT(latex, ContainsSubstring("  \\begin{tabular}{lrrr}\n"
+                                      "    \\toprule\n"
+                                      "    Model & $n$ & SST & Overall \\\\\n"
+                                      "    \\midrule\n"
+                                      "    A & 3 & 0.450 $\\pm$ 0.050 & 0.600 $\\pm$ 0.050 \\\\\n"
+                                      "    B & 1/3 & 0.300 & 0.500 \\\\\n"));
+}
+
 TEST_CASE("report formats by name", "[report_format]") {
   CHECK(mtbert::report_format_from_name("md") == mtbert::ReportFormat::markdown);
   CHECK(mtbert::report_format_from_name("latex") == mtbert::ReportFormat::latex);

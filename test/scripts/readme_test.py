@@ -3,8 +3,8 @@
 
 Every command of every ```sh block is either run (exit 0 expected), in a
 scratch folder laid out like the repository (build/, experiments/, scripts/,
-bench/ linked, ../shared/data linked when the data sets are here), in the
-README's order, with tiny settings appended where a command trains; or
+bench/, results/ linked, ../shared/data linked when the data sets are here),
+in the README's order, with tiny settings appended where a command trains; or
 skipped for a stated reason (a download, the real bert-base-uncased, hours of
 training that a script test covers with a tiny budget). A command that no
 rule knows runs as written: a new README command is tested by default.
@@ -91,7 +91,7 @@ def workspace():
     repo = root / "repo"
     repo.mkdir()
     (repo / "build").symlink_to(BINARY.parent)
-    for name in ("experiments", "scripts", "bench"):
+    for name in ("experiments", "scripts", "bench", "results"):
         (repo / name).symlink_to(SOURCE / name)
     if (DATA / "ids-sst-train.csv").exists():
         (root / "shared").mkdir()
