@@ -2,8 +2,12 @@
 
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include <ATen/autocast_mode.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 
 #include "core/torch_compat.h"
 #include "core/user_error.h"
@@ -38,14 +42,37 @@ std::string bf16_emulation_warning(c10::Device device) {
 namespace {
 // How many WeightCastCache objects this thread holds.
 thread_local int kept_weight_casts = 0;
+
+struct KeptCast {
+  at::Tensor source;  // held, so that no other tensor takes its address while kept
+  int64_t version = 0;
+  at::Tensor cast;
+};
+thread_local std::unordered_map<const c10::TensorImpl*, KeptCast> kept_casts;
+
+void drop_kept_casts() {
+  at::autocast::clear_cache();
+  kept_casts.clear();
+}
 }  // namespace
 
 WeightCastCache::WeightCastCache() {
-  if (kept_weight_casts++ == 0) at::autocast::clear_cache();
+  if (kept_weight_casts++ == 0) drop_kept_casts();
 }
 
 WeightCastCache::~WeightCastCache() {
-  if (--kept_weight_casts == 0) at::autocast::clear_cache();
+  if (--kept_weight_casts == 0) drop_kept_casts();
+}
+
+at::Tensor kept_weight_cast(const at::Tensor& w, c10::ScalarType dtype) {
+  if (kept_weight_casts == 0) return {};
+  KeptCast& kept = kept_casts[w.unsafeGetTensorImpl()];
+  const bool needs_graph = at::GradMode::is_enabled() && w.requires_grad();
+  const bool usable = kept.cast.defined() && kept.version == w._version() && kept.cast.scalar_type() == dtype &&
+                      (kept.cast.requires_grad() || !needs_graph) &&
+                      (!kept.cast.is_inference() || c10::InferenceMode::is_enabled());
+  if (!usable) kept = {w, w._version(), w.to(dtype)};
+  return kept.cast;
 }
 
 AutocastScope::AutocastScope(c10::Device device, bool enabled) : active_(enabled), type_(device.type()) {

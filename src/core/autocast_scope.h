@@ -13,6 +13,10 @@
 
 #include <string>
 
+namespace at {
+class Tensor;
+}
+
 namespace mtbert {
 
 // Whether this CPU has bf16 instructions (AVX512-BF16 or AMX-BF16, from
@@ -39,16 +43,16 @@ class AutocastScope {
   c10::ScalarType previous_dtype_ = c10::ScalarType::Float;
 };
 
-// Keeps autocast's bf16 copies of the float32 weights while it lives, across
-// the AutocastScopes inside it, instead of dropping them when each scope
-// ends: an evaluation pass or an optimizer step's forward passes (one per
-// task) then cast each weight once, not once per batch or task. Autocast
-// copies the leaves that require grad (not frozen ones), keyed by the tensor,
-// not its values: whoever holds one promises that no weight changes while it
-// lives (the optimizer step comes after it, a checkpoint is loaded before).
-// Dropped on construction too, so stale copies never leak in. Per thread, as
-// autocast's state; nestable. (LibTorch releases since mid-2025 keep no
-// copies under InferenceMode, where evaluation then casts per batch.)
+// Keeps the bf16 copies of the float32 weights while it lives, across the
+// AutocastScopes inside it, instead of dropping them when each scope ends: an
+// evaluation pass or an optimizer step's forward passes (one per task) then
+// cast each weight once, not once per batch or task. Two stores: the copies
+// that the encoder's projections ask for (kept_weight_cast, below), which
+// cover frozen weights and InferenceMode on every LibTorch, and autocast's
+// own cache for any other product (leaves that require grad; LibTorch
+// releases since mid-2025 skip it under InferenceMode). Both are dropped on
+// construction too, so stale copies never leak in. Per thread, as autocast's
+// state; nestable.
 class WeightCastCache {
  public:
   WeightCastCache();
@@ -56,5 +60,14 @@ class WeightCastCache {
   WeightCastCache(const WeightCastCache&) = delete;
   WeightCastCache& operator=(const WeightCastCache&) = delete;
 };
+
+// The copy of the weight w in dtype that the innermost live WeightCastCache
+// keeps (made on the first call), or an undefined tensor when none lives.
+// A copy is made anew when w changed since (its version counter), when it
+// was made without autograd and is now asked for with (a no-grad pass before
+// a training one), or when it is an inference tensor asked for outside
+// InferenceMode, so that a kept copy never gives other values or drops
+// gradients.
+at::Tensor kept_weight_cast(const at::Tensor& w, c10::ScalarType dtype);
 
 }  // namespace mtbert

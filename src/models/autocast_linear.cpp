@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/nn/functional/linear.h>
 
+#include "core/autocast_scope.h"
 #include "core/torch_compat.h"
 
 namespace mtbert {
@@ -15,13 +16,15 @@ bool autocast_casts(const torch::Tensor& t) {
   return t.defined() && t.scalar_type() == torch::kFloat && compat::autocast_enabled(t.device().type());
 }
 
+}  // namespace
+
 torch::Tensor autocast_weight(const torch::Tensor& w) {
   if (!autocast_casts(w)) return w;
   const auto type = w.device().type();
-  return at::autocast::cached_cast(compat::autocast_dtype(type), w, type);
+  const auto dtype = compat::autocast_dtype(type);
+  if (torch::Tensor kept = kept_weight_cast(w, dtype); kept.defined()) return kept;
+  return at::autocast::cached_cast(dtype, w, type);
 }
-
-}  // namespace
 
 torch::Tensor autocast_input(const torch::Tensor& x) {
   return autocast_casts(x) ? x.to(compat::autocast_dtype(x.device().type())) : x;

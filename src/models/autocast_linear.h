@@ -4,11 +4,11 @@
 // Under bf16 autocast LibTorch 1.13's CPU kernels reach the matrix product
 // through matmul(x, W.t()), and autocast casts that view of W anew on every
 // call (it keeps copies of leaf tensors only). Here the weight and bias are
-// cast as the leaves they are, through autocast's own cache, which a
-// WeightCastCache (core/autocast_scope.h) keeps for an optimizer step or an
-// evaluation pass; the product then sees bf16 weights and casts nothing but
-// its input. Outside autocast, or on float64 / bf16 weights, it is the
-// layer's plain product.
+// cast once and kept by a WeightCastCache (core/autocast_scope.h) for an
+// optimizer step or an evaluation pass (frozen weights and InferenceMode
+// included); the product then sees bf16 weights and casts nothing but its
+// input. Outside autocast, or on float64 / bf16 weights, it is the layer's
+// plain product.
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
@@ -16,6 +16,11 @@ namespace mtbert {
 
 // x W^T (+ b with with_bias and a layer that has one).
 torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias = true);
+
+// w as the products here use it: unchanged outside autocast (or when it is
+// not float), else its copy in autocast's dtype, kept by the live
+// WeightCastCache if there is one, else autocast's own cast.
+torch::Tensor autocast_weight(const torch::Tensor& w);
 
 // x as autocast would cast it for a matrix product (float to its dtype while
 // autocast is on for x's device), for an input that several products read

@@ -12,8 +12,8 @@ cd "$src"
 
 for table in precision:quickstart precision_deberta:DeBERTa-style; do
   name="${table%%:*}" label="${table#*:}"
-  "$bin" report "experiments/tables/$name.yaml" --runs results/precision >"$dir/$name.md" 2>"$dir/err" ||
-    { cat "$dir/err"; fail "mtbert report experiments/tables/$name.yaml --runs results/precision exits 0"; continue; }
+  "$bin" report "experiments/tables/studies/$name.yaml" --runs results/precision >"$dir/$name.md" 2>"$dir/err" ||
+    { cat "$dir/err"; fail "mtbert report experiments/tables/studies/$name.yaml --runs results/precision exits 0"; continue; }
   check "$name: no run is missing" bash -c "! grep -q 'missing or unfinished' '$dir/$name.md'"
   for precision in fp32 bf16; do
     # The report's row "| fp32 | 3 | ..." is README's "| quickstart, fp32 | 3 | ...".

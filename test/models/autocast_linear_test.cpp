@@ -4,7 +4,6 @@
 // and inside a WeightCastCache every call reuses one bf16 copy of the weight.
 #include "models/autocast_linear.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
@@ -12,6 +11,7 @@
 
 using mtbert::autocast_input;
 using mtbert::autocast_linear;
+using mtbert::autocast_weight;
 using mtbert::AutocastScope;
 using mtbert::WeightCastCache;
 
@@ -38,8 +38,8 @@ TEST_CASE("under bf16 autocast autocast_linear computes in bf16 from one cached 
     REQUIRE(y.scalar_type() == torch::kBFloat16);
     CHECK((y.to(torch::kFloat) - exact).abs().max().item<double>() < 0.05);
     CHECK(autocast_input(x).scalar_type() == torch::kBFloat16);
-    // The copy the product used is autocast's cached one, the same each call.
-    const auto cast = at::autocast::cached_cast(at::kBFloat16, layer->weight, c10::DeviceType::CPU);
+    // The copy the product used is the kept one, the same each call.
+    const auto cast = autocast_weight(layer->weight);
     if (call == 0) first = cast;
     CHECK(cast.unsafeGetTensorImpl() == first.unsafeGetTensorImpl());
   }
@@ -52,4 +52,56 @@ TEST_CASE("under bf16 autocast autocast_linear computes in bf16 from one cached 
   loss.backward();
   REQUIRE(layer->weight.grad().defined());
   CHECK(layer->weight.grad().scalar_type() == torch::kFloat);
+}
+
+TEST_CASE("a WeightCastCache keeps frozen weights' copies and InferenceMode's, and never a stale or gradless one",
+          "[models][autocast]") {
+  torch::manual_seed(3);
+  torch::nn::Linear layer(16, 8);
+  const auto same = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl();
+  };
+  const WeightCastCache cache;
+  AutocastScope scope(torch::kCPU, true);
+  // A frozen weight (autocast's own cache keeps none): one copy.
+  layer->weight.set_requires_grad(false);
+  const auto frozen = autocast_weight(layer->weight);
+  CHECK(frozen.scalar_type() == torch::kBFloat16);
+  CHECK(same(autocast_weight(layer->weight), frozen));
+  layer->weight.set_requires_grad(true);
+  // Under InferenceMode (where newer LibTorch's autocast keeps none): one copy,
+  // an inference tensor, not handed to a pass with autograd afterwards.
+  torch::Tensor inference;
+  {
+    c10::InferenceMode guard;
+    inference = autocast_weight(layer->bias);
+    CHECK(same(autocast_weight(layer->bias), inference));
+  }
+  const auto trained = autocast_weight(layer->bias);
+  CHECK_FALSE(same(trained, inference));
+  CHECK(trained.requires_grad());
+  // A copy made without autograd is made again for a pass with it; one made
+  // with autograd serves a pass without.
+  torch::Tensor gradless;
+  {
+    torch::NoGradGuard no_grad;
+    gradless = autocast_weight(layer->weight);
+    CHECK_FALSE(gradless.requires_grad());
+  }
+  const auto with_grad = autocast_weight(layer->weight);
+  CHECK(with_grad.requires_grad());
+  {
+    torch::NoGradGuard no_grad;
+    CHECK(same(autocast_weight(layer->weight), with_grad));
+    // A weight changed in place (its version moves) is cast again.
+    layer->weight.mul_(2);
+  }
+  const auto changed = autocast_weight(layer->weight);
+  CHECK_FALSE(same(changed, with_grad));
+  CHECK(torch::equal(changed, layer->weight.detach().to(torch::kBFloat16)));
+}
+
+TEST_CASE("without a WeightCastCache nothing is kept", "[models][autocast]") {
+  torch::nn::Linear layer(4, 2);
+  CHECK_FALSE(mtbert::kept_weight_cast(layer->weight, torch::kBFloat16).defined());
 }
