@@ -4,9 +4,15 @@
 # LibTorch with CUDA and runs what needs a GPU, each stage under a time limit
 # and timed, writing its log and a line of check.json into $OUT as it goes.
 #
-#   scripts/gpu/check.sh              everything (at most about 8 minutes)
-#   scripts/gpu/check.sh --configure  unpack and configure only (the dry run
-#                                     here: any LibTorch, no GPU needed)
+#   scripts/gpu/check.sh              everything, inside CHECK_BUDGET seconds
+#                                     (default 570: one device call)
+#   scripts/gpu/check.sh --configure  unpack and configure only (a dry run of
+#                                     the build here: any LibTorch, no GPU)
+#   scripts/gpu/check.sh --dry-run BUILD
+#                                     everything after the build, on the CPU,
+#                                     with BUILD's mtbert, tests and op library
+#                                     and tiny models: the dry run of the
+#                                     stages and benchmarks here
 #   scripts/gpu/check.sh --hf         HuggingFace's DeBERTa-v2 with the op
 #                                     patched in (test/scripts/hf_deberta_patch_test.py,
 #                                     then bench/hf_deberta_patch.py at N = 512,
@@ -15,16 +21,22 @@
 #                                     warm machine reuses the first one's build
 #
 # Stages: unpack the Debian packages into a prefix; configure (pip's LibTorch,
-# TORCH_CUDA_ARCH_LIST, default 9.0 for an H100/H200); build mtbert and its tests with
-# all cores and -k 0, so that one call shows every compile error; the test
-# fixtures; the tests tagged [cuda] (the op against the CPU in every dtype,
-# banded and full, at B*H*N^2 > 2^31, gradcheck in double, a bad band as a
-# catchable error, the parity fixtures with TF32 off, a training step against
-# the CPU, bf16 autocast, fused against explicit attention, resume across
-# devices, FusedAdamW's foreach step; the p2p term in all of them);
-# compute-sanitizer memcheck on the op's tests; a short `mtbert train` (BERT,
-# and DeBERTa with all four terms in bf16) and `mtbert pretrain` on CUDA; the
-# training step's cost with and without p2p (step_cost.jsonl).
+# TORCH_CUDA_ARCH_LIST, default 9.0 for an H100/H200); build mtbert and its
+# tests with all cores and -k 0, so that one call shows every compile error;
+# the test fixtures. Then the correctness stages, all at once: the tests tagged
+# [cuda] (the op against the CPU in every dtype, banded and full, at B*H*N^2 >
+# 2^31, gradcheck in double, a bad band as a catchable error, the parity
+# fixtures with TF32 off, a training step against the CPU, bf16 autocast,
+# fused against explicit attention, resume across devices, FusedAdamW's
+# foreach step; the p2p term in all of them); compute-sanitizer memcheck on
+# the op's tests; the op from Python and patched into HuggingFace's DeBERTa-v2;
+# a short `mtbert train` (BERT, and DeBERTa with all four terms in bf16) and
+# `mtbert pretrain` on CUDA. Then the timings, one at a time, most wanted
+# first, each inside what is left of the budget: the small step's operator
+# profile; bench/gpu_peer.py (mtbert against transformers' BertModel and
+# DebertaV2Model, eager: peer.jsonl); bench/hf_deberta_patch.py (the attention
+# alone and DeBERTa-v3-base, HF's against the op: hf_patch.jsonl); the peer
+# under torch.compile with whatever time is left.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -33,10 +45,21 @@ mkdir -p "$out"
 mode="${1:-all}"
 case "$mode" in
   all|--configure|--hf) ;;
-  *) echo "check.sh: unknown argument $mode (none, --configure or --hf)" >&2; exit 2 ;;
+  --dry-run) [[ -x "${2:-}/mtbert" ]] || { echo "check.sh: --dry-run needs a build folder with mtbert" >&2; exit 2; } ;;
+  *) echo "check.sh: unknown argument $mode (none, --configure, --dry-run BUILD or --hf)" >&2; exit 2 ;;
 esac
 jobs="$(nproc)"
 export root build="$root/build-gpu" prefix="$root/.debs/root"
+# The device and model sizes of the runs and benchmarks.
+dev=cuda
+peer_args=(--size base)
+hf_bench_args=(--size base --lengths 512 1024 2048 --batch 4 --reps 6)
+if [[ $mode == --dry-run ]]; then
+  build="$(cd "$2" && pwd)"
+  dev=cpu
+  peer_args=(--size tiny --case bert_step_bf16 --case deberta_step_bf16 --case bert_forward_bf16_n128)
+  hf_bench_args=(--size tiny --lengths 64 128 --batch 2 --reps 2)
+fi
 report="$out/check.json"
 runs="$(mktemp -d)"
 : >"$report"
@@ -51,7 +74,7 @@ failed=0
 stage() {
   local name="$1" limit="$2"
   shift 2
-  local begin=$SECONDS status=0 log="$out/stages.log"
+  local begin=$SECONDS status=0 log="${STAGE_LOG:-$out/stages.log}"
   [[ $name == build ]] && log="$out/build.log"
   echo "== $name (at most $limit s)" | tee -a "$log"
   if declare -F "$1" >/dev/null; then  # a function of this script, in a shell of its own under timeout
@@ -90,8 +113,10 @@ export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_
 export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$out/gpu.txt" 2>&1
 
-stage unpack 60 unpack || exit 1
-stage configure 180 configure || exit 1
+if [[ $mode != --dry-run ]]; then
+  stage unpack 60 unpack || exit 1
+  stage configure 180 configure || exit 1
+fi
 if [[ $mode == --configure ]]; then
   echo "configured in $((SECONDS - started)) s (--configure: nothing built)"
   exit 0
@@ -111,50 +136,38 @@ if [[ $mode == --hf ]]; then
 fi
 # The executable, the tests and the op's Python library (benchmark binaries
 # are not run here).
-stage build 330 cmake --build "$build" -j "$jobs" --target mtbert mtbert_tests mtbert_ops_module -- -k 0
+[[ $mode == --dry-run ]] ||
+  stage build 330 cmake --build "$build" -j "$jobs" --target mtbert mtbert_tests mtbert_ops_module -- -k 0
 tests="$build/test/mtbert_tests"
 export MTBERT_FIXTURES="$build/fixtures" MTBERT_SOURCE_DIR="$root" OMP_WAIT_POLICY=PASSIVE
+export MTBERT_OPS_LIBRARY="$build/libmtbert_ops.so"
 stage fixtures 60 python3 scripts/make_test_fixtures.py --out "$build/fixtures"
-# Most telling first: a stage cut off by the call's time limit costs least there.
-stage cuda-tests 150 "$tests" "[cuda]" --durations yes
-# The step cost of the p2p term on the GPU: the small preset's training step at
-# N = 128 (batch 32 per task), BERT, c2p|p2c and c2p|p2c|p2p, bf16 and fp32.
-step_cost() {
-  for precision in bf16 fp32; do
-    for positions in absolute 'c2p|p2c' 'c2p|p2c|p2p'; do
-      "$build/mtbert" bench --device cuda --case train_step --preset small --length 128 --batch 32 \
-        --steps 20 --warmup 5 --precision "$precision" --positions "$positions" || return 1
-    done
-  done
-}
-stage p2p-step-cost 90 step_cost
-grep '"case"' "$out/stages.log" >"$out/step_cost.jsonl" 2>/dev/null
-tiny=(device=cuda threads=4 model.config.hidden_size=64 model.config.num_hidden_layers=2
+
+# Correctness, all at once (16 cores, one GPU with room for all): each stage
+# logs to a file of its own, appended to stages.log when all are done.
+tiny=(device=$dev threads=2 model.config.hidden_size=64 model.config.num_hidden_layers=2
       model.config.num_attention_heads=2 model.config.intermediate_size=128 tasks.sst.limit_train=256
-      tasks.para.limit_train=256 tasks.sts.limit_train=256 train.epochs=2)
+      tasks.para.limit_train=256 tasks.sts.limit_train=256 train.epochs=3)
 deberta=("$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" precision=bf16
          model.config.relative_attention=true model.config.pos_att_type=c2p\|p2c\|p2p --no-progress)
-if ! stage train-cuda-bf16 90 "${deberta[@]}" --out "$runs/deberta"; then
-  # Where it crashed: gdb's backtrace, or scripts/gpu/fault_trace.c's report
-  # preloaded into the process (the image has no gdb).
-  if command -v gdb >/dev/null; then
-    stage backtrace 90 gdb -q -batch -ex run -ex bt --args "${deberta[@]}" --out "$runs/deberta-gdb"
-  else
-    gcc -shared -fPIC -o "$runs/fault_trace.so" scripts/gpu/fault_trace.c
-    LD_PRELOAD="$runs/fault_trace.so" stage backtrace 90 "${deberta[@]}" --out "$runs/deberta-trace"
-    # Frames in mtbert itself ("mtbert(+0x...)") as functions and lines.
-    grep -o 'mtbert(+0x[0-9a-f]*)' "$out/stages.log" | grep -o '0x[0-9a-f]*' |
-      xargs -r addr2line -f -C -i -e "$build/mtbert" >>"$out/stages.log" 2>&1
+deberta_train() {
+  if ! stage train-cuda-bf16 90 "${deberta[@]}" --out "$runs/deberta"; then
+    # Where it crashed: gdb's backtrace, or scripts/gpu/fault_trace.c's report
+    # preloaded into the process (the image has no gdb).
+    if command -v gdb >/dev/null; then
+      stage backtrace 90 gdb -q -batch -ex run -ex bt --args "${deberta[@]}" --out "$runs/deberta-gdb"
+    else
+      gcc -shared -fPIC -o "$runs/fault_trace.so" scripts/gpu/fault_trace.c
+      LD_PRELOAD="$runs/fault_trace.so" stage backtrace 90 "${deberta[@]}" --out "$runs/deberta-trace"
+      # Frames in mtbert itself ("mtbert(+0x...)") as functions and lines.
+      grep -o 'mtbert(+0x[0-9a-f]*)' "$STAGE_LOG" | grep -o '0x[0-9a-f]*' |
+        xargs -r addr2line -f -C -i -e "$build/mtbert" >>"$STAGE_LOG" 2>&1
+    fi
   fi
-fi
-stage attention-tests 60 "$tests" "[attention],[autocast]" --durations yes
-# The op from pip's torch (libmtbert_ops.so built against its LibTorch), CUDA
-# against CPU included.
-MTBERT_OPS_LIBRARY="$build/libmtbert_ops.so" stage py-ops 60 python3 test/scripts/ops_test.py
-stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
+}
 cat >"$runs/pretrain.yaml" <<YAML
 extends: $root/experiments/pretrain/base.yaml
-device: cuda
+device: $dev
 model:
   config: {hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 128,
            max_position_embeddings: 64}
@@ -162,15 +175,54 @@ model:
 corpus: {experiment: experiments/quickstart.yaml, tasks: [sst, sts], max_length: 32, cache_dir: $runs/cache}
 train: {max_steps: 40, batch_size: 16, eval_every_steps: 20, eval_segments: 64}
 YAML
-stage pretrain-cuda 90 "$build/mtbert" pretrain "$runs/pretrain.yaml" --out "$runs/pretrain" --no-progress
+parallel() {  # parallel NAME COMMAND...: a stage in the background, logging to a file of its own
+  local name="$1"
+  shift
+  STAGE_LOG="$runs/$name.log" "$@" &
+  parallel_logs+=("$runs/$name.log")
+}
+parallel_logs=()
+parallel cuda-tests stage cuda-tests 120 "$tests" "[cuda]" --durations yes
+parallel attention-tests stage attention-tests 90 "$tests" "[attention],[autocast]" --durations yes
+# The op from pip's torch (libmtbert_ops.so built against its LibTorch), CUDA
+# against CPU included; then HuggingFace's DeBERTa-v2 with the op patched in.
+parallel py-ops stage py-ops 60 python3 test/scripts/ops_test.py
+parallel hf-patch-test stage hf-patch-test 120 python3 test/scripts/hf_deberta_patch_test.py
+parallel train-cuda stage train-cuda 90 "$build/mtbert" train experiments/quickstart.yaml "${tiny[@]}" --out "$runs/train" --no-progress
+parallel train-cuda-bf16 deberta_train
+parallel pretrain-cuda stage pretrain-cuda 90 "$build/mtbert" pretrain "$runs/pretrain.yaml" --out "$runs/pretrain" --no-progress
 if command -v compute-sanitizer >/dev/null; then
-  stage memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$tests" "[relpos][cuda]~[large]"
+  parallel memcheck stage memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$tests" "[relpos][cuda]~[large]"
 else
   echo '{"stage": "memcheck", "status": "no compute-sanitizer", "seconds": 0}' >>"$report"
 fi
-for run in train deberta pretrain; do
-  [[ -f "$runs/$run/summary.json" ]] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s.get('status'), json.dumps(s.get('best', {}).get('dev', {}))[:300])" "$runs/$run/summary.json" "$run" >>"$out/stages.log"
-done
+wait
+for log in "${parallel_logs[@]}"; do cat "$log" >>"$out/stages.log" 2>/dev/null; done
+# Finite train losses that fall, in each of the three runs.
+stage losses-fall 30 python3 scripts/gpu/losses_fall.py "$runs/train" "$runs/deberta" "$runs/pretrain"
+
+# Timings, one at a time on a quiet machine, most wanted first, inside the
+# call's budget (CHECK_BUDGET seconds from the start, default 570).
+budget="${CHECK_BUDGET:-570}"
+left() { echo $((budget - (SECONDS - started))); }
+# Where the small step's host time goes (it is bound by the host).
+stage small-step-profile 60 "$build/mtbert" bench --device $dev --case train_step --preset small --length 128 \
+  --batch 32 --steps 10 --warmup 3 --precision bf16 --profile
+# mtbert against transformers' BertModel / DebertaV2Model, eager (peer.jsonl),
+# leaving about 110 s for what follows.
+stage peer-eager "$(( $(left) - 100 > 60 ? $(left) - 100 : 60 ))" python3 bench/gpu_peer.py --mtbert "$build/mtbert" \
+  --device $dev "${peer_args[@]}" --compile no --steps 10 --warmup 3 --rounds 2 --deadline "$(( $(left) - 125 ))" \
+  --out "$out/peer.jsonl"
+# The disentangled attention alone and the whole DeBERTa-v3-base, HF's own
+# against the op patched in (hf_patch.jsonl).
+stage hf-patch-bench "$(( $(left) > 110 ? 100 : 60 ))" python3 bench/hf_deberta_patch.py --device $dev \
+  "${hf_bench_args[@]}" --out "$out/hf_patch.jsonl"
+# Whatever time is left: the peer under torch.compile.
+if (( $(left) > 100 )); then
+  stage peer-compile "$(( $(left) - 10 ))" python3 bench/gpu_peer.py --mtbert "$build/mtbert" --compile only \
+    --device $dev "${peer_args[@]}" --steps 10 --warmup 3 --deadline "$(( $(left) - 15 ))" --out "$out/peer.jsonl"
+fi
 rm -rf "$runs"
+failed=$(grep -vc '"status": 0' "$report")
 echo "check.sh: $failed stage(s) failed, $((SECONDS - started)) s in all"
 [[ $failed -eq 0 ]]

@@ -92,6 +92,7 @@ struct BenchArgs {
   std::string data;
   bool paced = false;
   bool profile = false;
+  bool tf32 = false;  // CUDA fp32 products in TF32
   // "absolute": BERT. Otherwise DeBERTa's position terms ("c2p|p2c",
   // "c2p|p2c|p2p", ...) on a DeBERTa-v3-style encoder.
   std::string positions = "absolute";
@@ -422,6 +423,14 @@ void run_bench(BenchArgs& a) {
                {"torch_version", torch_version_string()},
                {"omp_wait_policy", policy ? policy : ""}}};
   ctx.common["device"] = ctx.device.str();
+  if (a.tf32) {
+    if (!ctx.device.is_cuda()) throw UserError(fmt::format("--tf32 is a CUDA setting (the device is {})", ctx.device.str()));
+    // What torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    // set in Python: fp32 tensors, products on the tensor cores in TF32.
+    at::globalContext().setAllowTF32CuBLAS(true);
+    at::globalContext().setAllowTF32CuDNN(true);
+    ctx.common["tf32"] = true;
+  }
   if (ctx.precision == Precision::bf16) {
     const std::string emulated = bf16_emulation_warning(ctx.device);
     if (!emulated.empty()) spdlog::warn("{}", emulated);
@@ -493,6 +502,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--paced", args->paced,
                 "Before each repetition wait for a line on stdin, after it print its time (one case, model and length)");
+  cmd->add_flag("--tf32", args->tf32,
+                "CUDA only: fp32 matrix products in TF32 on the tensor cores (as torch.backends.cuda.matmul.allow_tf32)");
   cmd->add_flag("--profile", args->profile,
                 "After the timed repetitions, as many again under LibTorch's profiler: each line gets the operators "
                 "with the most self time per repetition");
