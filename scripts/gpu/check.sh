@@ -139,6 +139,23 @@ fi
 [[ $mode == --dry-run ]] ||
   stage build 330 cmake --build "$build" -j "$jobs" --target mtbert mtbert_tests mtbert_ops_module -- -k 0
 tests="$build/test/mtbert_tests"
+# Which C++ runtime the libraries took: on 2026-11-27 (H200) the op's library
+# crashed in a Python process inside its own copy of libstdc++'s stream code
+# (the image's compiler is /opt/gcc/bin/g++); these lines say whether the
+# library links libstdc++ statically.
+toolchain() {
+  grep -E '^CMAKE_CXX_COMPILER:|^CMAKE_CUDA_HOST_COMPILER:' "$build/CMakeCache.txt"
+  local cxx
+  cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  "$cxx" --version | head -1
+  echo "libstdc++.so: $("$cxx" -print-file-name=libstdc++.so)  libstdc++.a: $("$cxx" -print-file-name=libstdc++.a)"
+  "$cxx" -dumpspecs | grep -A1 -i 'static-libstdc\|^\*link:' | cut -c1-300 | head -6
+  for lib in "$build/libmtbert_ops.so" "$build/mtbert"; do
+    echo "$lib: $(ldd "$lib" | grep -c 'libstdc++') libstdc++.so in ldd; $(nm -D --defined-only "$lib" | c++filt |
+      grep -c 'std::locale::\|std::basic_ostream<char, std::char_traits<char> >::_M_insert') of libstdc++'s locale/ostream symbols defined inside"
+  done
+}
+[[ $mode == --dry-run ]] || stage toolchain 30 toolchain
 export MTBERT_FIXTURES="$build/fixtures" MTBERT_SOURCE_DIR="$root" OMP_WAIT_POLICY=PASSIVE
 export MTBERT_OPS_LIBRARY="$build/libmtbert_ops.so"
 stage fixtures 60 python3 scripts/make_test_fixtures.py --out "$build/fixtures"
