@@ -13,8 +13,10 @@ intervals. This script checks both links:
     "+0.002 [-0.006, +0.011]"), so that a reading cannot quote a figure the
     tables do not hold;
   * with --runs FOLDER (small_reproduction.sh's output), every pair-table row
-    of the document appears, as written, in a markdown file under FOLDER, so
-    that the tables are the runs' and not an older copy.
+    of the document ("| row | minus | cells |") is a row of a table that
+    `mtbert report --against` wrote under FOLDER: a table whose reference
+    row (every cell "reference") is `minus`, holding `row` with the same
+    cells, so that the tables are the runs' and not an older copy.
 
 Prints one line per figure or row that has no source and exits 1; exits 0
 when every figure has one.
@@ -54,6 +56,37 @@ def negated(figure):
     return f"{flip(value)} [{flip(high)}, {flip(low)}]"
 
 
+def cells(line):
+    """The cells of a markdown table row, stripped: "| a | b |" -> ("a", "b")."""
+    return tuple(c.strip() for c in line.strip().strip("|").split("|"))
+
+
+def report_pairs(table):
+    """(row, minus, *cells) of every row of one report table (its lines, the
+    header and rule first) read against its reference row, the row whose
+    cells all read "reference"; nothing for a table without one."""
+    body = [cells(line) for line in table[2:]]
+    references = [row[0] for row in body if len(row) > 1 and all(c == "reference" for c in row[1:])]
+    if len(references) != 1:
+        return set()
+    return {(row[0], references[0], *row[1:]) for row in body if row[0] != references[0]}
+
+
+def pairs_under(runs):
+    """Every (row, minus, *cells) of the report tables in the markdown files under runs."""
+    pairs = set()
+    for md in sorted(runs.rglob("*.md")):
+        table = []
+        for line in md.read_text(encoding="utf-8").splitlines() + [""]:
+            if line.startswith("|"):
+                table.append(line)
+                continue
+            if table:
+                pairs |= report_pairs(table)
+            table = []
+    return pairs
+
+
 def check(doc, runs=None):
     """The problems found, one line each."""
     lines = doc.read_text(encoding="utf-8").splitlines()
@@ -70,11 +103,9 @@ def check(doc, runs=None):
             if figure not in in_tables:
                 problems.append(f"{doc}:{i + 1}: {figure} is in no pair table of the document")
     if runs is not None:
-        written = set()
-        for md in sorted(runs.rglob("*.md")):
-            written.update(l.strip() for l in md.read_text(encoding="utf-8").splitlines())
+        written = pairs_under(runs)
         for i in sorted(rows):
-            if lines[i].strip() not in written:
+            if cells(lines[i]) not in written:
                 problems.append(f"{doc}:{i + 1}: this pair-table row is in no table under {runs}")
     return problems
 

@@ -7,12 +7,24 @@
 # 2 cores. It proves the chain, not the papers' numbers: the tables say so.
 #
 #   scripts/smoke_reproduction.sh [ROOT]      (default ROOT: runs/smoke)
+#   scripts/smoke_reproduction.sh --redraw RUNS ROOT
 #
 # Finished runs are kept: a second call only redraws tables and figures.
+# --redraw RUNS trains nothing: the three tables are drawn into ROOT from the
+# finished runs under RUNS (results/smoke, the runs REPRODUCTION.md's smoke
+# columns come from, committed without weights by scripts/keep_results.sh);
+# no figures (the attention heatmaps need the weights).
 # Needs a built mtbert (scripts/build.sh) and the data sets (MTBERT_DATA,
 # default ../shared/data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+redraw=""
+if [ "${1:-}" = --redraw ]; then
+  [ $# -eq 3 ] || { echo "usage: scripts/smoke_reproduction.sh --redraw RUNS ROOT" >&2; exit 2; }
+  redraw="$2"
+  [ -d "$redraw" ] || { echo "smoke_reproduction: --redraw $redraw: no such folder" >&2; exit 2; }
+  shift 2
+fi
 root="${1:-runs/smoke}"
 data="${MTBERT_DATA:-../shared/data}"
 mtbert="${MTBERT_BINARY:-build/mtbert}"
@@ -23,6 +35,15 @@ if [ ! -f "$data/ids-sst-train.csv" ]; then
 fi
 
 for table in deberta_table2 final_table1 pal_table1; do
+  if [ -n "$redraw" ]; then
+    mkdir -p "$root/$table"
+    for format in md csv latex; do
+      extension="$format"; [ "$format" = latex ] && extension=tex
+      "$mtbert" report "experiments/tables/$table.yaml" --runs "$redraw/$table" --format "$format" \
+        --output "$root/$table/table.$extension"
+    done
+    continue
+  fi
   runs="$root/$table"
   "$mtbert" sweep "experiments/sweeps/$table.yaml" --overlay experiments/smoke.yaml --out "$runs"
   for format in md csv latex; do

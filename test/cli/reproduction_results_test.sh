@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # REPRODUCTION.md against the runs it was written from, committed without
-# weights under results/small (scripts/keep_results.sh): the tables are
-# redrawn from them alone (scripts/small_reproduction.sh --redraw, no
-# training, no encoders), and every pair-table row and quoted interval of
-# REPRODUCTION.md must be one of theirs (scripts/reproduction_figures.py
-# --runs). Needs the dev files of ../shared/data, which the intervals pair.
+# weights under results/small and results/smoke (scripts/keep_results.sh):
+# the tables are redrawn from them alone (scripts/small_reproduction.sh and
+# scripts/smoke_reproduction.sh --redraw, no training, no encoders); every
+# pair-table row and quoted interval of REPRODUCTION.md must be one of theirs
+# (scripts/reproduction_figures.py --runs), and every line of each table's
+# side-by-side view (paper, smoke, small: scripts/side_by_side.py) must be a
+# line of REPRODUCTION.md. Needs the dev files of ../shared/data, which the
+# intervals pair.
 set -euo pipefail
 
 bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
@@ -34,4 +37,12 @@ check "no run of the committed tables is missing" bash -c "! grep -h '^- .* miss
 /usr/bin/python3 scripts/reproduction_figures.py --runs "$dir/tables" >"$dir/stale" 2>&1 ||
   { sed 's/^/  /' "$dir/stale"; fail "REPRODUCTION.md's pair tables and intervals are the committed runs'"; }
 [ -s "$dir/stale" ] || ok "REPRODUCTION.md's pair tables and intervals are the committed runs'"
+MTBERT_BINARY="$bin" bash scripts/smoke_reproduction.sh --redraw results/smoke "$dir/smoke" >"$dir/smoke.log" 2>&1 ||
+  { cat "$dir/smoke.log"; fail "smoke_reproduction.sh --redraw results/smoke exits 0"; }
+for table in final_table1 pal_table1 deberta_table2; do
+  (cd scripts && /usr/bin/python3 side_by_side.py smoke="$dir/smoke/$table/table.csv" \
+    small="$dir/tables/$table/table.csv") >"$dir/$table.md" || fail "side_by_side.py draws $table"
+  check "REPRODUCTION.md holds $table's side-by-side table (paper, smoke, small) as the committed runs give it" \
+    bash -c "! grep -vxF -f REPRODUCTION.md '$dir/$table.md'"
+done
 finish "REPRODUCTION.md against results/small"

@@ -50,12 +50,23 @@ def test_rows_against_the_runs():
         doc.write_text(DOC, encoding="utf-8")
         runs = tmp / "runs" / "deberta_table2"
         runs.mkdir(parents=True)
-        row = DOC.splitlines()[4]
-        (runs / "table.md").write_text(f"## table\n\n{row}\n", encoding="utf-8")
-        assert call("--doc", doc, "--runs", tmp / "runs")[0] == 0
-        (runs / "table.md").write_text(f"{row.replace('+0.024', '+0.025')}\n", encoding="utf-8")
+        # What `mtbert report --against "minBERT finetune"` writes: the
+        # reference row's cells read "reference", and there is no minus column.
+        report = """# Table 2
+
+| Model | SST | average |
+|:--|--:|--:|
+| minBERT finetune | reference | reference |
+| disentangled attention | +0.006 [-0.011, +0.024] ~ | -0.002 [-0.011, +0.006] |
+"""
+        (runs / "vs-finetune.md").write_text(report, encoding="utf-8")
+        assert call("--doc", doc, "--runs", tmp / "runs") == (0, "", "")
+        (runs / "vs-finetune.md").write_text(report.replace("+0.024", "+0.025"), encoding="utf-8")
         code, out, _ = call("--doc", doc, "--runs", tmp / "runs")
         assert code == 1 and "doc.md:5: this pair-table row is in no table under" in out, out
+        # The same cells against another reference row are not this pair.
+        (runs / "vs-finetune.md").write_text(report.replace("minBERT finetune", "+ log bucketing"), encoding="utf-8")
+        assert call("--doc", doc, "--runs", tmp / "runs")[0] == 1
 
 
 def test_a_missing_document_is_one_line():
