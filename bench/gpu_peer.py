@@ -45,14 +45,15 @@ import statistics
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer"))
-from hf_bert import TASKS  # noqa: E402  (the three tasks and their outputs, as the CPU peer's)
-from peer_bench import task_labels  # noqa: E402
+from hf_bert import TASKS, make_adamw  # noqa: E402  (the CPU peer's tasks and optimizer groups)
+from peer_bench import random_batch, task_labels  # noqa: E402
 
 SIZES = {
     "base": dict(layers=12, hidden=768, heads=12, intermediate=3072),
@@ -138,23 +139,10 @@ def make_encoder(shape, positions):
     return transformers.DebertaV2Model(config)
 
 
-def adamw(modules, lr=1e-5, weight_decay=0.01):
-    """torch.optim.AdamW with HuggingFace's no-decay groups (biases, LayerNorm weights)."""
-    decay, no_decay = [], []
-    for module in modules:
-        for name, p in module.named_parameters():
-            (no_decay if name.endswith("bias") or "LayerNorm" in name else decay).append(p)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr)
-
-
 def host_batch(batch, length, pair, device):
-    """Random ids above BERT's special ones, full mask, token types 0 then 1 for a pair; pinned."""
-    ids = torch.randint(1000, VOCAB, (batch, length))
-    types = torch.zeros(batch, length, dtype=torch.long)
-    if pair:
-        types[:, length // 2:] = 1
-    tensors = (ids, torch.ones(batch, length, dtype=torch.long), types)
+    """The CPU peer's random batch (ids above BERT's special ones, full mask,
+    token types 0 then 1 for a pair), pinned for a GPU."""
+    tensors = random_batch(SimpleNamespace(batch=batch, vocab_size=VOCAB), length, pair)
     return tuple(t.pin_memory() for t in tensors) if device.type == "cuda" else tensors
 
 
@@ -170,7 +158,6 @@ class Peer:
         kind, model, positions, precision, length, batch = CASES[name]
         self.device = torch.device(args.device)
         self.tokens = (len(TASKS) if kind == "step" else 1) * batch * length
-        self.examples = (len(TASKS) if kind == "step" else 1) * batch
         torch.manual_seed(0)
         shape = shape_of(args, model)
         encoder = make_encoder(shape, positions).to(self.device)
@@ -178,7 +165,6 @@ class Peer:
         heads = Heads(shape["hidden"]).to(self.device)
         self.params = sum(p.numel() for p in encoder.parameters()) + \
             (sum(p.numel() for p in heads.parameters()) if kind == "step" else 0)
-        self.flops_per_token = (6 if kind == "step" else 2) * self.params
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
         run = torch.compile(encoder) if compiled else encoder
         autocast = lambda: torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
@@ -192,12 +178,13 @@ class Peer:
                     run(input_ids=to(ids), attention_mask=to(mask), token_type_ids=to(types))
             self.repetition = forward
             return
-        encoder.train()
-        heads.train()
-        optimizer = adamw([encoder, heads])
+        # Named as the CPU peer's model ("bert." and the heads), so that
+        # make_adamw forms the same four groups as mtbert's optimizer.
+        model = nn.ModuleDict({"bert": encoder, "heads": heads}).train()
+        optimizer = make_adamw(model, lr=1e-5, weight_decay=0.01)
         batches = [(task, *host_batch(batch, length, task != "sst", self.device), labels_for(task, batch, self.device))
                    for task, _ in TASKS]
-        parameters = list(encoder.parameters()) + list(heads.parameters())
+        parameters = list(model.parameters())
 
         def step():
             for task, ids, mask, types, labels in batches:
@@ -321,11 +308,11 @@ def main(argv=None):
     for name, compiled in plan:
         kind, model, positions, precision, length, batch = CASES[name]
         line = {"case": name, "kind": kind, "model": model if model == "small" else args.size, "positions": positions,
-                "precision": precision, "length": length, "batch": batch}
+                "precision": precision, "length": length, "batch": batch,
+                "peer": "hf-compile" if compiled else "hf-eager"}
         if left() < (90 if compiled else 20):  # a compile takes a minute or more
-            emit({**line, "peer": "hf-compile" if compiled else "hf-eager", "skipped": "past the deadline"})
+            emit({**line, "skipped": "past the deadline"})
             continue
-        line["peer"] = "hf-compile" if compiled else "hf-eager"
         try:
             peer = None if compiled else Peer(args, name, compiled=False)
             mtbert_ms, peer_ms, rounds = [], [], []

@@ -35,21 +35,15 @@ if [ ! -f "$data/ids-sst-train.csv" ]; then
 fi
 
 for table in deberta_table2 final_table1 pal_table1; do
-  if [ -n "$redraw" ]; then
-    mkdir -p "$root/$table"
-    for format in md csv latex; do
-      extension="$format"; [ "$format" = latex ] && extension=tex
-      "$mtbert" report "experiments/tables/$table.yaml" --runs "$redraw/$table" --format "$format" \
-        --output "$root/$table/table.$extension"
-    done
-    continue
-  fi
-  runs="$root/$table"
-  "$mtbert" sweep "experiments/sweeps/$table.yaml" --overlay experiments/smoke.yaml --out "$runs"
+  runs="${redraw:-$root}/$table"
+  mkdir -p "$root/$table"
+  [ -n "$redraw" ] || "$mtbert" sweep "experiments/sweeps/$table.yaml" --overlay experiments/smoke.yaml --out "$runs"
   for format in md csv latex; do
     extension="$format"; [ "$format" = latex ] && extension=tex
-    "$mtbert" report "experiments/tables/$table.yaml" --runs "$runs" --format "$format" --output "$runs/table.$extension"
+    "$mtbert" report "experiments/tables/$table.yaml" --runs "$runs" --format "$format" \
+      --output "$root/$table/table.$extension"
   done
+  [ -z "$redraw" ] || continue
   for run in "$runs"/*/; do
     run="${run%/}"
     "$mtbert" attention --run "$run" --text "the movie is a charming , funny ride ." --output "$run/attention.pt"

@@ -65,7 +65,9 @@ runs="$(mktemp -d)"
 : >"$report"
 : >"$out/stages.log"
 started=$SECONDS
-failed=0
+# The stages that failed so far: check.json's lines whose status is not 0
+# (stages run in the background too, so no counter in this shell would see them).
+failed_stages() { grep -vc '"status": 0' "$report"; }
 
 # stage NAME SECONDS COMMAND...: runs COMMAND under `timeout`, its output
 # appended to $OUT/stages.log (the build's to $OUT/build.log: few files come
@@ -85,7 +87,6 @@ stage() {
   local took=$((SECONDS - begin))
   echo "{\"stage\": \"$name\", \"status\": $status, \"seconds\": $took}" >>"$report"
   echo "== $name: exit $status in $took s" | tee -a "$log"
-  [[ $status -eq 0 ]] || failed=$((failed + 1))
   return $status
 }
 
@@ -130,6 +131,7 @@ if [[ $mode == --hf ]]; then
   stage hf-patch-bench 300 python3 bench/hf_deberta_patch.py --device cuda --lengths 512 1024 2048 \
     --batch 4 --reps 10 --out "$out/hf_patch.jsonl"
   rm -rf "$runs"
+  failed=$(failed_stages)
   echo "check.sh --hf: $failed stage(s) failed, $((SECONDS - started)) s in all"
   [[ $failed -eq 0 ]]
   exit
@@ -240,6 +242,6 @@ if (( $(left) > 100 )); then
     --device $dev "${peer_args[@]}" --steps 10 --warmup 3 --deadline "$(( $(left) - 15 ))" --out "$out/peer.jsonl"
 fi
 rm -rf "$runs"
-failed=$(grep -vc '"status": 0' "$report")
+failed=$(failed_stages)
 echo "check.sh: $failed stage(s) failed, $((SECONDS - started)) s in all"
 [[ $failed -eq 0 ]]
