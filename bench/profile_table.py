@@ -58,8 +58,9 @@ def main(argv):
 
     for op in ranked:
         print(f"| `{op}` | {cells('mtbert', op)} | {cells('peer', op)} |")
-    totals = [sides[side]["profile"]["total_self_ms"] for side in ("mtbert", "peer")]
-    print(f"| all operators | {totals[0]:.2f} | | | {totals[1]:.2f} | | |")
+    totals = [sides[side]["profile"] for side in ("mtbert", "peer")]
+    print(f"| all operators | {totals[0]['total_self_ms']:.2f} | {totals[0]['total_calls']:g} | "
+          f"| {totals[1]['total_self_ms']:.2f} | {totals[1]['total_calls']:g} | |")
 
 
 if __name__ == "__main__":

@@ -99,11 +99,49 @@ unpack() {
   ls "$prefix/usr/include" | head -20
 }
 
+# Whether C++ compiler $1 puts libstdc++ into a shared library it links (a
+# toolchain whose default is a static libstdc++): on 2026-11-27 (H200) the op's
+# library built by the image's /opt/gcc/bin/g++ crashed in Python's process
+# inside its own copy of the stream code, whose locale was never set up.
+embeds_libstdcxx() {
+  local dir
+  dir="$(mktemp -d)"
+  printf '#include <sstream>\nstd::string f(long x) { std::ostringstream s; s << x; return s.str(); }\n' >"$dir/f.cpp"
+  "$1" -shared -fPIC -o "$dir/f.so" "$dir/f.cpp" 2>/dev/null &&
+    nm -D --defined-only "$dir/f.so" | grep -q '_ZNSo9_M_insertIlEERSoT_'
+  local embeds=$?
+  rm -rf "$dir"
+  return $((embeds != 0))
+}
+
+# The C++ compiler to build with: $CXX or the first g++ / c++ on PATH or in
+# /usr/bin that links libstdc++ as a shared library, so that the op's library
+# shares the C++ runtime of the Python process that loads it; the first one
+# found (with a warning) when none does.
+pick_cxx() {
+  local candidate first=""
+  for candidate in ${CXX:-} g++ c++ /usr/bin/g++ /usr/bin/c++; do
+    candidate="$(command -v "$candidate")" || continue
+    [[ -n $first ]] || first="$candidate"
+    if embeds_libstdcxx "$candidate"; then
+      echo "compiler $candidate links libstdc++ statically into shared libraries: not taken" >&2
+    else
+      echo "$candidate"
+      return
+    fi
+  done
+  echo "warning: every C++ compiler found links libstdc++ statically; the op's library may crash in Python" >&2
+  echo "$first"
+}
+
 configure() {
-  local torch_prefix
+  local torch_prefix cxx
   torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)" || torch_prefix=""
   echo "LibTorch from: ${torch_prefix:-the system}"
+  cxx="$(pick_cxx)"
+  echo "C++ compiler (and nvcc's host compiler): $cxx"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
     -DCMAKE_PREFIX_PATH="${torch_prefix:+$torch_prefix;}$prefix/usr" \
     -DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf" \
     -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" \

@@ -209,15 +209,20 @@ double median(std::vector<double> v) {
 }
 
 // The operators with the most self time (per repetition) and their share of
-// all operators' self time.
+// all operators' self time; and how many operator calls a repetition makes
+// (each costs host time whatever its work: on a GPU the measure of a step
+// bound by its host).
 json profile_field(const std::vector<OpTime>& ops) {
-  double total = 0;
-  for (const auto& op : ops) total += op.self_ms;
+  double total = 0, calls = 0;
+  for (const auto& op : ops) {
+    total += op.self_ms;
+    calls += op.calls;
+  }
   json top = json::array();
   for (size_t i = 0; i < std::min<size_t>(ops.size(), 15); ++i)
     top.push_back({{"op", ops[i].op}, {"calls", rounded(ops[i].calls, 1)}, {"self_ms", rounded(ops[i].self_ms, 3)},
                    {"share", rounded(total > 0 ? ops[i].self_ms / total : 0, 4)}});
-  return {{"total_self_ms", rounded(total, 3)}, {"top", top}};
+  return {{"total_self_ms", rounded(total, 3)}, {"total_calls", rounded(calls, 1)}, {"top", top}};
 }
 
 json timing_fields(const Context& ctx, const Times& times, double examples, double tokens) {

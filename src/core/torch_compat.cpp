@@ -52,4 +52,12 @@ void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype) {
 
 #endif
 
+void foreach_scale_(std::vector<at::Tensor>& tensors, const at::Tensor& factor) {
+#if MTBERT_TORCH_AT_LEAST(2, 1)
+  at::_foreach_mul_(tensors, factor);
+#else
+  for (auto& t : tensors) t.mul_(factor);
+#endif
+}
+
 }  // namespace mtbert::compat

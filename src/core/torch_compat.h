@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 // Whether the LibTorch compiled against is at least MAJOR.MINOR.
 #define MTBERT_TORCH_AT_LEAST(major, minor) \
@@ -83,5 +84,11 @@ bool autocast_enabled(c10::DeviceType type);
 void set_autocast_enabled(c10::DeviceType type, bool enabled);
 c10::ScalarType autocast_dtype(c10::DeviceType type);
 void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype);
+
+// Multiplies each tensor of `tensors` in place by the 0-d tensor `factor`
+// (on their device) without reading it on the host: one foreach call since
+// 2.1 (which added the overload taking a tensor), a product per tensor
+// before.
+void foreach_scale_(std::vector<at::Tensor>& tensors, const at::Tensor& factor);
 
 }  // namespace mtbert::compat

@@ -1,18 +1,36 @@
 #include "optim/gradient_clipping.h"
 
+#include <map>
+#include <utility>
+
 #include <torch/torch.h>
+
+#include "core/torch_compat.h"
 
 namespace mtbert {
 
 torch::Tensor clip_gradients(const std::vector<torch::Tensor>& parameters, double max_norm) {
+  // Gradients grouped by device and dtype, the unit LibTorch's foreach
+  // operations take: on a GPU one group is a few fused launches where a norm
+  // and a product per parameter were ~400 launches for bert-base.
+  std::map<std::pair<std::string, c10::ScalarType>, std::vector<torch::Tensor>> groups;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) groups[{p.grad().device().str(), p.grad().scalar_type()}].push_back(p.grad().detach());
+  if (groups.empty()) return torch::zeros({});
   std::vector<torch::Tensor> norms;
-  for (const auto& p : parameters)
-    if (p.grad().defined()) norms.push_back(p.grad().detach().norm(2).to(torch::kFloat));
-  if (norms.empty()) return torch::zeros({});
-  auto total = torch::stack(norms).norm(2);
+  for (const auto& [key, grads] : groups) {
+    // A half or bf16 group's norms are taken in float: rounded to 8 bits they
+    // would move the clipping coefficient by up to 0.4%.
+    std::vector<torch::Tensor> widened;
+    if (c10::elementSize(key.second) < 4)
+      for (const auto& g : grads) widened.push_back(g.to(torch::kFloat));
+    norms.push_back(torch::stack(at::_foreach_norm(widened.empty() ? grads : widened, 2)).to(torch::kFloat));
+  }
+  const auto device = norms.front().device();
+  for (auto& n : norms) n = n.to(device);
+  auto total = torch::cat(norms).norm(2);
   auto coefficient = torch::clamp_max(max_norm / (total + 1e-6), 1.0);
-  for (const auto& p : parameters)
-    if (p.grad().defined()) p.grad().detach().mul_(coefficient.to(p.grad().dtype()));
+  for (auto& [key, grads] : groups) compat::foreach_scale_(grads, coefficient.to(grads.front().device()));
   return total;
 }
 

@@ -122,6 +122,7 @@ def test_profile_lists_operators_by_self_time_in_both():
             assert times == sorted(times, reverse=True), times
             assert 0 < sum(op["share"] for op in profile["top"]) <= 1.0001
             assert all(op["calls"] > 0 for op in profile["top"])
+            assert profile["total_calls"] >= sum(op["calls"] for op in profile["top"])
         ops = {op["op"]: op for op in ours["profile"]["top"]}
         products[case] = sum(ops[name]["calls"] for name in ("aten::mm", "aten::addmm") if name in ops)
         # Without --profile, no profile key.
