@@ -103,6 +103,9 @@ unpack() {
 # toolchain whose default is a static libstdc++): on 2026-11-27 (H200) the op's
 # library built by the image's /opt/gcc/bin/g++ crashed in Python's process
 # inside its own copy of the stream code, whose locale was never set up.
+# CMake links the op's library against a shared libstdc++ with such a
+# compiler (cmake/shared_libstdcxx.cmake); a compiler that links it shared by
+# itself is still preferred, so that mtbert and LibTorch share one runtime.
 embeds_libstdcxx() {
   local dir
   dir="$(mktemp -d)"
