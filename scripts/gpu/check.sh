@@ -137,6 +137,9 @@ pick_cxx() {
   echo "$first"
 }
 
+# (stage runs a function in a shell of its own: the helpers go with it.)
+export -f embeds_libstdcxx pick_cxx
+
 configure() {
   local torch_prefix cxx
   torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)" || torch_prefix=""
