@@ -34,7 +34,9 @@
 # `mtbert pretrain` on CUDA. Then the timings, one at a time, most wanted
 # first, each inside what is left of the budget: the small step's operator
 # profile; bench/gpu_peer.py (mtbert against transformers' BertModel and
-# DebertaV2Model, eager: peer.jsonl); bench/hf_deberta_patch.py (the attention
+# DebertaV2Model, eager: peer.jsonl); where the machine's CPU has AMX (issue
+# 37; cpu.txt names the CPU), bench/compare.py on the CPU, mtbert against the
+# eager peer in bf16 and fp32 (cpu.jsonl); bench/hf_deberta_patch.py (the attention
 # alone and DeBERTa-v3-base, HF's against the op: hf_patch.jsonl); the peer
 # under torch.compile with whatever time is left.
 set -uo pipefail
@@ -271,11 +273,29 @@ left() { echo $((budget - (SECONDS - started))); }
 # Where the small step's host time goes (it is bound by the host).
 stage small-step-profile 60 "$build/mtbert" bench --device $dev --case train_step --preset small --length 128 \
   --batch 32 --steps 10 --warmup 3 --precision bf16 --profile
+# Issue 37 while on this machine: which CPU it has (cpu.txt) and, where that
+# CPU has AMX, the CPU comparison below; its time is kept back here.
+{ grep -m1 'model name' /proc/cpuinfo; grep -ow 'amx_bf16\|amx_tile\|avx512_bf16' /proc/cpuinfo | sort -u; } >"$out/cpu.txt"
+amx=0
+grep -qw amx_bf16 /proc/cpuinfo && amx=1
+[[ $mode == --dry-run ]] && amx=1
+cpu_reserve=$((amx ? 90 : 0))
 # mtbert against transformers' BertModel / DebertaV2Model, eager (peer.jsonl),
-# leaving about 110 s for what follows.
-stage peer-eager "$(( $(left) - 100 > 60 ? $(left) - 100 : 60 ))" python3 bench/gpu_peer.py --mtbert "$build/mtbert" \
-  --device $dev "${peer_args[@]}" --compile no --steps 10 --warmup 3 --rounds 2 --deadline "$(( $(left) - 125 ))" \
-  --out "$out/peer.jsonl"
+# leaving about 110 s (and the CPU comparison's) for what follows.
+stage peer-eager "$(( $(left) - 100 - cpu_reserve > 60 ? $(left) - 100 - cpu_reserve : 60 ))" python3 bench/gpu_peer.py \
+  --mtbert "$build/mtbert" --device $dev "${peer_args[@]}" --compile no --steps 10 --warmup 3 --rounds 2 \
+  --deadline "$(( $(left) - 125 - cpu_reserve ))" --out "$out/peer.jsonl"
+# On an AMX CPU: mtbert against the eager PyTorch peer on the CPU, as issue 37
+# measured it (small preset, N = 64, 2 threads; bf16 under CPU autocast, then
+# fp32): cpu.jsonl.
+cpu_compare() {
+  local precision
+  for precision in bf16 fp32; do
+    python3 bench/compare.py --build "$1" --python python3 --case encoder_forward --case train_step --preset small \
+      --length 64 --precision "$precision" --threads 2 --rounds 2 --steps 6 --warmup 2 --max-wait 5 --raw "$2" || return
+  done
+}
+if ((amx)); then stage cpu-amx "$cpu_reserve" cpu_compare "$build" "$out/cpu.jsonl"; fi
 # The disentangled attention alone and the whole DeBERTa-v3-base, HF's own
 # against the op patched in (hf_patch.jsonl).
 stage hf-patch-bench "$(( $(left) > 110 ? 100 : 60 ))" python3 bench/hf_deberta_patch.py --device $dev \
