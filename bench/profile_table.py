@@ -59,8 +59,8 @@ def main(argv):
     for op in ranked:
         print(f"| `{op}` | {cells('mtbert', op)} | {cells('peer', op)} |")
     totals = [sides[side]["profile"] for side in ("mtbert", "peer")]
-    print(f"| all operators | {totals[0]['total_self_ms']:.2f} | {totals[0]['total_calls']:g} | "
-          f"| {totals[1]['total_self_ms']:.2f} | {totals[1]['total_calls']:g} | |")
+    print(f"| all operators | {totals[0]['total_self_ms']:.2f} | {totals[0]['total_calls']:.0f} | "
+          f"| {totals[1]['total_self_ms']:.2f} | {totals[1]['total_calls']:.0f} | |")
 
 
 if __name__ == "__main__":

@@ -34,11 +34,11 @@
 # `mtbert pretrain` on CUDA. Then the timings, one at a time, most wanted
 # first, each inside what is left of the budget: the small step's operator
 # profile; bench/gpu_peer.py (mtbert against transformers' BertModel and
-# DebertaV2Model, eager: peer.jsonl); where the machine's CPU has AMX (issue
-# 37; cpu.txt names the CPU), bench/compare.py on the CPU, mtbert against the
-# eager peer in bf16 and fp32 (cpu.jsonl); bench/hf_deberta_patch.py (the attention
-# alone and DeBERTa-v3-base, HF's against the op: hf_patch.jsonl); the peer
-# under torch.compile with whatever time is left.
+# DebertaV2Model, eager: peer.jsonl); bench/hf_deberta_patch.py (the attention
+# alone and DeBERTa-v3-base, HF's against the op: hf_patch.jsonl); where the
+# machine's CPU has AMX (issue 37; cpu.txt names the CPU), bench/compare.py on
+# that CPU, mtbert against the eager peer in bf16 and fp32 (cpu.jsonl); the
+# peer under torch.compile with whatever time is left.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -102,40 +102,46 @@ unpack() {
 }
 
 # Whether C++ compiler $1 puts libstdc++ into a shared library it links (a
-# toolchain whose default is a static libstdc++): on 2026-11-27 (H200) the op's
-# library built by the image's /opt/gcc/bin/g++ crashed in Python's process
-# inside its own copy of the stream code, whose locale was never set up.
-# CMake links the op's library against a shared libstdc++ with such a
-# compiler (cmake/shared_libstdcxx.cmake); a compiler that links it shared by
-# itself is still preferred, so that mtbert and LibTorch share one runtime.
+# toolchain whose default is a static libstdc++): exit 0 if it does, 1 if the
+# library refers to the shared libstdc++ instead, 2 if the probe does not
+# build. On 2026-11-27 (H200) the op's library built by the image's
+# /opt/gcc/bin/g++ crashed in Python's process inside a copy of libstdc++'s
+# stream code of its own, most likely linked in this way (reproduced on the
+# CPU with -static-libstdc++). CMake links the op's library against a shared
+# libstdc++ with such a compiler (cmake/shared_libstdcxx.cmake); a compiler
+# that links it shared by itself is still preferred, so that mtbert and
+# LibTorch share one runtime.
 embeds_libstdcxx() {
-  local dir
+  local dir undefined status=2
   dir="$(mktemp -d)"
   printf '#include <sstream>\nstd::string f(long x) { std::ostringstream s; s << x; return s.str(); }\n' >"$dir/f.cpp"
-  "$1" -shared -fPIC -o "$dir/f.so" "$dir/f.cpp" 2>/dev/null &&
-    nm -D --defined-only "$dir/f.so" | grep -q '_ZNSo9_M_insertIlEERSoT_'
-  local embeds=$?
+  if "$1" -shared -fPIC -o "$dir/f.so" "$dir/f.cpp" 2>/dev/null; then
+    # Shared: std::ostream::operator<<(long) is left for libstdc++.so to define.
+    undefined="$(nm -D --undefined-only "$dir/f.so")"
+    [[ $undefined == *_ZNSolsEl@* ]] && status=1 || status=0
+  fi
   rm -rf "$dir"
-  return $((embeds != 0))
+  return $status
 }
 
 # The C++ compiler to build with: $CXX or the first g++ / c++ on PATH or in
 # /usr/bin that links libstdc++ as a shared library, so that the op's library
-# shares the C++ runtime of the Python process that loads it; the first one
-# found (with a warning) when none does.
+# shares the C++ runtime of the Python process that loads it; else the first
+# one that builds at all (with a warning).
 pick_cxx() {
-  local candidate first=""
-  for candidate in ${CXX:-} g++ c++ /usr/bin/g++ /usr/bin/c++; do
-    candidate="$(command -v "$candidate")" || continue
-    [[ -n $first ]] || first="$candidate"
-    if embeds_libstdcxx "$candidate"; then
-      echo "compiler $candidate links libstdc++ statically into shared libraries: not taken" >&2
-    else
-      echo "$candidate"
-      return
-    fi
+  local candidate first="" status
+  for candidate in "${CXX:-}" g++ c++ /usr/bin/g++ /usr/bin/c++; do
+    [[ -n $candidate ]] && candidate="$(command -v "$candidate")" || continue
+    embeds_libstdcxx "$candidate"
+    status=$?
+    case $status in
+      1) echo "$candidate"; return ;;
+      0) echo "compiler $candidate links libstdc++ statically into shared libraries: not taken" >&2
+         [[ -n $first ]] || first="$candidate" ;;
+      *) echo "compiler $candidate does not build a shared library: not taken" >&2 ;;
+    esac
   done
-  echo "warning: every C++ compiler found links libstdc++ statically; the op's library may crash in Python" >&2
+  echo "warning: no C++ compiler found links libstdc++ as a shared library (CMake repairs the op's library)" >&2
   echo "$first"
 }
 
@@ -274,32 +280,40 @@ left() { echo $((budget - (SECONDS - started))); }
 stage small-step-profile 60 "$build/mtbert" bench --device $dev --case train_step --preset small --length 128 \
   --batch 32 --steps 10 --warmup 3 --precision bf16 --profile
 # Issue 37 while on this machine: which CPU it has (cpu.txt) and, where that
-# CPU has AMX, the CPU comparison below; its time is kept back here.
+# CPU has AMX, the CPU comparison below, whose time is kept back here.
 { grep -m1 'model name' /proc/cpuinfo; grep -ow 'amx_bf16\|amx_tile\|avx512_bf16' /proc/cpuinfo | sort -u; } >"$out/cpu.txt"
 amx=0
 grep -qw amx_bf16 /proc/cpuinfo && amx=1
-[[ $mode == --dry-run ]] && amx=1
-cpu_reserve=$((amx ? 90 : 0))
+cpu_extra=""
+if [[ $mode == --dry-run ]]; then
+  amx=1
+  cpu_extra="--hidden 64 --layers 1 --heads 2 --intermediate 128"
+fi
+cpu_reserve=$((amx ? 100 : 0))
 # mtbert against transformers' BertModel / DebertaV2Model, eager (peer.jsonl),
 # leaving about 110 s (and the CPU comparison's) for what follows.
 stage peer-eager "$(( $(left) - 100 - cpu_reserve > 60 ? $(left) - 100 - cpu_reserve : 60 ))" python3 bench/gpu_peer.py \
   --mtbert "$build/mtbert" --device $dev "${peer_args[@]}" --compile no --steps 10 --warmup 3 --rounds 2 \
   --deadline "$(( $(left) - 125 - cpu_reserve ))" --out "$out/peer.jsonl"
+# The disentangled attention alone and the whole DeBERTa-v3-base, HF's own
+# against the op patched in (hf_patch.jsonl).
+stage hf-patch-bench "$(( $(left) - cpu_reserve > 110 ? 100 : 60 ))" python3 bench/hf_deberta_patch.py --device $dev \
+  "${hf_bench_args[@]}" --out "$out/hf_patch.jsonl"
 # On an AMX CPU: mtbert against the eager PyTorch peer on the CPU, as issue 37
 # measured it (small preset, N = 64, 2 threads; bf16 under CPU autocast, then
-# fp32): cpu.jsonl.
+# fp32): cpu.jsonl. BUILD RAW [EXTRA: more bench flags for both].
 cpu_compare() {
   local precision
   for precision in bf16 fp32; do
     python3 bench/compare.py --build "$1" --python python3 --case encoder_forward --case train_step --preset small \
-      --length 64 --precision "$precision" --threads 2 --rounds 2 --steps 6 --warmup 2 --max-wait 5 --raw "$2" || return
+      --length 64 --precision "$precision" --threads 2 --rounds 2 --steps 6 --warmup 2 --max-wait 5 --raw "$2" \
+      --extra "${3:-}" || return
   done
 }
-if ((amx)); then stage cpu-amx "$cpu_reserve" cpu_compare "$build" "$out/cpu.jsonl"; fi
-# The disentangled attention alone and the whole DeBERTa-v3-base, HF's own
-# against the op patched in (hf_patch.jsonl).
-stage hf-patch-bench "$(( $(left) > 110 ? 100 : 60 ))" python3 bench/hf_deberta_patch.py --device $dev \
-  "${hf_bench_args[@]}" --out "$out/hf_patch.jsonl"
+if ((amx && $(left) >= 60)); then
+  stage cpu-amx "$(( $(left) - 10 < cpu_reserve ? $(left) - 10 : cpu_reserve ))" cpu_compare "$build" \
+    "$out/cpu.jsonl" "$cpu_extra"
+fi
 # Whatever time is left: the peer under torch.compile.
 if (( $(left) > 100 )); then
   stage peer-compile "$(( $(left) - 10 ))" python3 bench/gpu_peer.py --mtbert "$build/mtbert" --compile only \

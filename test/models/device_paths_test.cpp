@@ -42,7 +42,12 @@ double masked_difference(const torch::Tensor& a, const torch::Tensor& b, const t
 std::set<std::string> operators_called(const std::function<void()>& run) {
   namespace prof = torch::autograd::profiler;
   prof::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU));
-  run();
+  try {
+    run();
+  } catch (...) {
+    prof::disableProfilerLegacy();  // not left on for the tests after this one
+    throw;
+  }
   std::set<std::string> names;
   for (const auto& events : prof::disableProfilerLegacy())
     for (const auto& event : events)
