@@ -101,61 +101,11 @@ unpack() {
   ls "$prefix/usr/include" | head -20
 }
 
-# Whether C++ compiler $1 puts libstdc++ into a shared library it links (a
-# toolchain whose default is a static libstdc++): exit 0 if it does, 1 if the
-# library refers to the shared libstdc++ instead, 2 if the probe does not
-# build. On 2026-11-27 (H200) the op's library built by the image's
-# /opt/gcc/bin/g++ crashed in Python's process inside a copy of libstdc++'s
-# stream code of its own, most likely linked in this way (reproduced on the
-# CPU with -static-libstdc++). CMake links the op's library against a shared
-# libstdc++ with such a compiler (cmake/shared_libstdcxx.cmake); a compiler
-# that links it shared by itself is still preferred, so that mtbert and
-# LibTorch share one runtime.
-embeds_libstdcxx() {
-  local dir undefined status=2
-  dir="$(mktemp -d)"
-  printf '#include <sstream>\nstd::string f(long x) { std::ostringstream s; s << x; return s.str(); }\n' >"$dir/f.cpp"
-  if "$1" -shared -fPIC -o "$dir/f.so" "$dir/f.cpp" 2>/dev/null; then
-    # Shared: std::ostream::operator<<(long) is left for libstdc++.so to define.
-    undefined="$(nm -D --undefined-only "$dir/f.so")"
-    [[ $undefined == *_ZNSolsEl@* ]] && status=1 || status=0
-  fi
-  rm -rf "$dir"
-  return $status
-}
-
-# The C++ compiler to build with: $CXX or the first g++ / c++ on PATH or in
-# /usr/bin that links libstdc++ as a shared library, so that the op's library
-# shares the C++ runtime of the Python process that loads it; else the first
-# one that builds at all (with a warning).
-pick_cxx() {
-  local candidate first="" status
-  for candidate in "${CXX:-}" g++ c++ /usr/bin/g++ /usr/bin/c++; do
-    [[ -n $candidate ]] && candidate="$(command -v "$candidate")" || continue
-    embeds_libstdcxx "$candidate"
-    status=$?
-    case $status in
-      1) echo "$candidate"; return ;;
-      0) echo "compiler $candidate links libstdc++ statically into shared libraries: not taken" >&2
-         [[ -n $first ]] || first="$candidate" ;;
-      *) echo "compiler $candidate does not build a shared library: not taken" >&2 ;;
-    esac
-  done
-  echo "warning: no C++ compiler found links libstdc++ as a shared library (CMake repairs the op's library)" >&2
-  echo "$first"
-}
-
-# (stage runs a function in a shell of its own: the helpers go with it.)
-export -f embeds_libstdcxx pick_cxx
-
 configure() {
-  local torch_prefix cxx
+  local torch_prefix
   torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)" || torch_prefix=""
   echo "LibTorch from: ${torch_prefix:-the system}"
-  cxx="$(pick_cxx)"
-  echo "C++ compiler (and nvcc's host compiler): $cxx"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
     -DCMAKE_PREFIX_PATH="${torch_prefix:+$torch_prefix;}$prefix/usr" \
     -DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf" \
     -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" \
@@ -195,8 +145,10 @@ fi
 tests="$build/test/mtbert_tests"
 # Which C++ runtime the libraries took: on 2026-11-27 (H200) the op's library
 # crashed in a Python process inside its own copy of libstdc++'s stream code
-# (the image's compiler is /opt/gcc/bin/g++); these lines say whether the
-# library links libstdc++ statically.
+# (the image's compiler is /opt/gcc/bin/g++), most likely a static libstdc++
+# linked in; configure now links the op's library against a shared one when
+# the compiler would embed it (cmake/shared_libstdcxx.cmake, whose line is in
+# the configure log). These lines say what the build took.
 toolchain() {
   grep -E '^CMAKE_CXX_COMPILER:|^CMAKE_CUDA_HOST_COMPILER:' "$build/CMakeCache.txt"
   local cxx
