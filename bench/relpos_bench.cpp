@@ -35,7 +35,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "cli/op_profile.h"
+#include "core/op_profile.h"
 #include "core/runtime.h"
 #include "core/thread_count.h"
 #include "counting_allocator.h"
@@ -320,7 +320,7 @@ void bench_training_step(bench::CountingAllocator& memory, bool quick, int64_t N
   if (!profile) return;
   // Where each model's step goes: 3 more steps under the operator profiler.
   for (size_t k = 0; k < setups.size(); ++k) {
-    const auto ops = cli::profile_ops(steps[k].run, 3);
+    const auto ops = profile_ops(steps[k].run, 3);
     double total = 0;
     for (const auto& op : ops) total += op.self_ms;
     std::string top;

@@ -40,7 +40,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
-#include "cli/op_profile.h"
+#include "core/op_profile.h"
 #include "core/autocast_scope.h"
 #include "core/limits.h"
 #include "core/runtime.h"

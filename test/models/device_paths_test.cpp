@@ -4,12 +4,12 @@
 // against the explicit softmax path, on the CPU and on CUDA. Tests that need
 // a GPU report SKIPPED where there is none (scripts/gpu/check.sh runs them on
 // one).
-#include <set>
+#include <algorithm>
 
-#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
+#include "core/op_profile.h"
 #include "core/tensor_file.h"
 #include "core/torch_compat.h"
 #include "models/bert_model.h"
@@ -36,23 +36,6 @@ struct NoTf32 {
 double masked_difference(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& mask) {
   const auto keep = mask.unsqueeze(-1).to(torch::kFloat);
   return ((a.to(torch::kCPU) - b.to(torch::kCPU)) * keep).abs().max().item<double>();
-}
-
-// The names of the operators that `run` calls.
-std::set<std::string> operators_called(const std::function<void()>& run) {
-  namespace prof = torch::autograd::profiler;
-  prof::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU));
-  try {
-    run();
-  } catch (...) {
-    prof::disableProfilerLegacy();  // not left on for the tests after this one
-    throw;
-  }
-  std::set<std::string> names;
-  for (const auto& events : prof::disableProfilerLegacy())
-    for (const auto& event : events)
-      if (event.kind() == prof::EventKind::PushRange) names.insert(event.name());
-  return names;
 }
 
 }  // namespace
@@ -195,10 +178,14 @@ TEST_CASE("on a CPU fused attention serves float32 without dropout only", "[mode
   const TokenBatch in = test::tiny_batch(4, 12, c.vocab_size);
   const auto fused_in = [&](bool training, bool bf16) {
     model->train(training);
-    return operators_called([&] {
-             const AutocastScope autocast(torch::kCPU, bf16);
-             model(in.input_ids, in.attention_mask, in.token_type_ids);
-           }).count("aten::scaled_dot_product_attention") > 0;
+    const auto ops = profile_ops(
+        [&] {
+          const AutocastScope autocast(torch::kCPU, bf16);
+          model(in.input_ids, in.attention_mask, in.token_type_ids);
+        },
+        1);
+    return std::any_of(ops.begin(), ops.end(),
+                       [](const OpTime& op) { return op.op == "aten::scaled_dot_product_attention"; });
   };
   CHECK(fused_in(/*training=*/false, /*bf16=*/false));
   CHECK_FALSE(fused_in(/*training=*/true, /*bf16=*/false));

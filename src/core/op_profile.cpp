@@ -1,11 +1,11 @@
-#include "cli/op_profile.h"
+#include "core/op_profile.h"
 
 #include <algorithm>
 #include <map>
 
 #include <torch/csrc/autograd/profiler_legacy.h>
 
-namespace mtbert::cli {
+namespace mtbert {
 
 namespace prof = torch::autograd::profiler;
 
@@ -49,4 +49,4 @@ std::vector<OpTime> profile_ops(const std::function<void()>& run, int64_t repeti
   return ops;
 }
 
-}  // namespace mtbert::cli
+}  // namespace mtbert

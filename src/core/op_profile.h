@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mtbert::cli {
+namespace mtbert {
 
 struct OpTime {
   std::string op;       // "aten::addmm"
@@ -21,4 +21,4 @@ struct OpTime {
 // time, largest first.
 std::vector<OpTime> profile_ops(const std::function<void()>& run, int64_t repetitions);
 
-}  // namespace mtbert::cli
+}  // namespace mtbert
