@@ -39,7 +39,10 @@ void run_pretraining(Pretraining& pretraining, const RunDirectory& run, bool res
   hooks.stop_requested = [] { return stop_requested(); };
   hooks.show_progress = !args.no_progress && main_rank;
   if (!resume && main_rank)
-    run.write_summary({{"name", pretraining.config.name}, {"status", "running"}, {"command", args.command}});
+    run.write_summary({{"name", pretraining.config.name},
+                       {"status", "running"},
+                       {"command", args.command},
+                       {"working_directory", pretraining.working_directory.string()}});
   const TrainEnd end = trainer.train(hooks);
   const auto summary = trainer.finish(end, args.command);
   if (end == TrainEnd::interrupted) {

@@ -73,16 +73,6 @@ const std::string& split_path(const TaskConfig& task, Split split) {
   }
 }
 
-// A data path of the run's config: relative to the folder the run started in
-// when the file is there (and that is not the current folder).
-std::string data_path(const std::string& configured, const fs::path& working_directory) {
-  const fs::path path(configured);
-  std::error_code ec;
-  if (path.is_absolute() || working_directory.empty() || working_directory == fs::current_path(ec)) return configured;
-  const fs::path rebased = working_directory / path;
-  return fs::exists(rebased, ec) ? rebased.string() : configured;
-}
-
 int64_t split_limit(const TaskConfig& task, Split split) {
   switch (split) {
     case Split::train: return task.limit_train;
@@ -328,7 +318,7 @@ void load_split(Experiment& e, Split split) {
   for (auto& task : e.tasks) {
     const std::string& configured = split_path(task.config, split);
     if (configured.empty()) continue;
-    const std::string path = data_path(configured, e.working_directory);
+    const std::string path = path_from_run_start(configured, e.working_directory);
     TaskSplit rows = read_task_split(task.spec, path, split_read_options(e.config, task.config, split));
     if (rows.skipped_rows > 0)
       spdlog::warn("{}: skipped {} malformed row(s) (on_bad_row: skip)", path, rows.skipped_rows);
@@ -361,9 +351,7 @@ OpenedRun open_run(const fs::path& folder, const std::string& checkpoint) {
   if (!checkpoint.empty() && !run.has_checkpoint(checkpoint))
     throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", folder.string(), checkpoint));
   Experiment experiment = reopen_experiment(load_experiment(run.resolved_config()), run);
-  const nlohmann::json summary = run.read_summary();
-  if (const auto it = summary.find("working_directory"); it != summary.end() && it->is_string())
-    experiment.working_directory = it->get<std::string>();
+  if (fs::path started_in = run.started_in(); !started_in.empty()) experiment.working_directory = std::move(started_in);
   if (!checkpoint.empty()) load_checkpoint_weights(run, checkpoint, experiment.model);
   return {std::move(run), std::move(experiment)};
 }

@@ -72,17 +72,18 @@ MaskingOptions masking_options(const MaskingConfig& m) {
 
 // The corpus sources: the text files, then the named tasks' training files
 // as the experiment gives them.
-std::vector<CorpusSource> corpus_sources(const CorpusConfig& corpus) {
+std::vector<CorpusSource> corpus_sources(const CorpusConfig& corpus, const fs::path& started_in) {
   std::vector<CorpusSource> sources;
-  for (const auto& file : corpus.files) sources.push_back({file, ""});
+  for (const auto& file : corpus.files) sources.push_back({path_from_run_start(file, started_in), ""});
   if (corpus.tasks.empty()) return sources;
-  const ExperimentConfig experiment = load_experiment(corpus.experiment);
+  const std::string experiment_file = path_from_run_start(corpus.experiment, started_in);
+  const ExperimentConfig experiment = load_experiment(experiment_file);
   for (const auto& name : corpus.tasks) {
     const auto task = std::find_if(experiment.tasks.begin(), experiment.tasks.end(),
                                    [&](const TaskConfig& t) { return t.name == name; });
     if (task == experiment.tasks.end())
-      throw UserError(fmt::format("corpus.tasks: {} has no task \"{}\"", corpus.experiment, name));
-    sources.push_back({task->train, task->type.empty() ? task->name : task->type});
+      throw UserError(fmt::format("corpus.tasks: {} has no task \"{}\"", experiment_file, name));
+    sources.push_back({path_from_run_start(task->train, started_in), task->type.empty() ? task->name : task->type});
   }
   return sources;
 }
@@ -103,6 +104,7 @@ Pretraining assemble(const PretrainConfig& config, const RunDirectory& run, cons
   torch::manual_seed(config.seed);
   p.model = MaskedLm(model_config);
   p.device = resolve_device(config.device);
+  p.working_directory = fs::current_path();
   if (config.precision == Precision::bf16) {
     const std::string emulated = bf16_emulation_warning(p.device);
     if (!emulated.empty()) spdlog::warn("{}", emulated);
@@ -149,7 +151,9 @@ Pretraining join_pretraining(const PretrainConfig& config, const RunDirectory& r
 }
 
 Pretraining reopen_pretraining(const RunDirectory& run) {
-  return join_pretraining(load_pretrain_config(run.resolved_config()), run);
+  Pretraining p = join_pretraining(load_pretrain_config(run.resolved_config()), run);
+  if (fs::path started_in = run.started_in(); !started_in.empty()) p.working_directory = std::move(started_in);
+  return p;
 }
 
 void write_mlm_folder(MaskedLm& model, const std::vector<fs::path>& tokenizer_files, const fs::path& dir) {
@@ -165,8 +169,9 @@ namespace {
 TokenCache open_corpus(const Pretraining& p, const RunDirectory& run, Communicator* comm) {
   const bool waits = comm && !comm->is_main();
   if (waits) comm->barrier();
-  const fs::path dir = p.config.corpus.cache_dir.empty() ? run.root() / "cache" : fs::path(p.config.corpus.cache_dir);
-  TokenCache cache = TokenCache::open_or_build(dir, corpus_sources(p.config.corpus),
+  const std::string& cache_dir = p.config.corpus.cache_dir;
+  const fs::path dir = cache_dir.empty() ? run.root() / "cache" : fs::path(path_from_run_start(cache_dir, p.working_directory));
+  TokenCache cache = TokenCache::open_or_build(dir, corpus_sources(p.config.corpus, p.working_directory),
                                                *p.tokenizer, p.tokenizer_files, p.config.corpus.max_length);
   if (comm && !waits) comm->barrier();
   return cache;
@@ -453,6 +458,7 @@ nlohmann::json Pretrainer::finish(TrainEnd end, const std::string& command) {
       {"corpus", {{"segments", corpus_.segments()}, {"tokens", corpus_.tokens()}, {"cache", corpus_.folder().string()}}},
       {"model_folder", end == TrainEnd::interrupted ? "" : folder.string()},
       {"command", command},
+      {"working_directory", p_.working_directory.string()},
       {"git_revision", git_revision()},
       {"mtbert_version", MTBERT_VERSION},
       {"torch_version", torch_version_string()},

@@ -54,6 +54,9 @@ struct Pretraining {
   std::vector<std::filesystem::path> tokenizer_files;
   MaskedLm model{nullptr};
   torch::Device device = torch::kCPU;
+  // The folder the run started in: the corpus paths of the config are
+  // relative to it (a resume may run from another folder).
+  std::filesystem::path working_directory;
 };
 
 // A new run: the tokenizer and encoder config into the run folder, the

@@ -150,4 +150,19 @@ nlohmann::json RunDirectory::read_summary() const {
   return json;
 }
 
+fs::path RunDirectory::started_in() const {
+  const nlohmann::json json = read_summary();
+  const auto it = json.find("working_directory");
+  return it != json.end() && it->is_string() ? fs::path(it->get<std::string>()) : fs::path();
+}
+
+std::string path_from_run_start(const std::string& configured, const fs::path& started_in) {
+  const fs::path path(configured);
+  std::error_code ec;
+  if (configured.empty() || path.is_absolute() || started_in.empty() || started_in == fs::current_path(ec))
+    return configured;
+  const fs::path rebased = started_in / path;
+  return fs::exists(rebased, ec) ? rebased.string() : configured;
+}
+
 }  // namespace mtbert

@@ -76,9 +76,19 @@ class RunDirectory {
   void write_summary(const nlohmann::json& summary) const;
   // The summary, or an empty object when there is none.
   nlohmann::json read_summary() const;
+  // The folder the run was started in (summary.json's working_directory);
+  // empty for a run that did not record it.
+  std::filesystem::path started_in() const;
 
  private:
   std::filesystem::path root_;
 };
+
+// A path of a run's config as the run meant it: relative paths are relative
+// to the folder the run started in (`started_in`), so that a run resumed or
+// evaluated from another folder reads the same files. Kept as configured when
+// it is absolute, when `started_in` is empty or the current folder, or when
+// the file is not there (a run folder moved to another machine).
+std::string path_from_run_start(const std::string& configured, const std::filesystem::path& started_in);
 
 }  // namespace mtbert

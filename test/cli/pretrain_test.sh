@@ -131,8 +131,12 @@ check "SIGINT leaves an interrupted run" grep -q '"status": "interrupted"' "$dir
 check "resume refuses overrides" test "$status" -eq 2
 expect_error "train --resume on a pretraining run names pretrain --resume" \
   "is a pretraining run: resume it with mtbert pretrain --resume $dir/stop" -- train --resume "$dir/stop"
-"$bin" pretrain --resume "$dir/stop" --no-progress >"$dir/out" 2>"$dir/log"
-check "--resume finishes the run" grep -q '"status": "finished"' "$dir/stop/summary.json"
+(cd / && "$bin" pretrain --resume "$dir/stop" --no-progress >"$dir/out" 2>"$dir/log")
+check "--resume finishes the run, from another folder (corpus.experiment and its tasks are the run's)" \
+  grep -q '"status": "finished"' "$dir/stop/summary.json"
+check "  ... with the same token cache" test "$(ls -d "$dir"/cache/mlm-* | wc -l)" -eq 1
+check "  ... and the summary keeps the folder the run started in" \
+  grep -q "\"working_directory\": \"$(pwd -P)\"" "$dir/stop/summary.json"
 expect_error "  ... also once it is finished" "is a pretraining run: resume it with mtbert pretrain --resume" -- \
   train --resume "$dir/stop"
 
