@@ -47,6 +47,7 @@ struct SweepArgs {
   std::string emit;
   std::string out;
   std::vector<std::string> overlays;
+  std::vector<std::string> only;  // run names or groups, wildcards allowed
 };
 
 struct PlannedRun {
@@ -266,7 +267,9 @@ void run_sweep(const SweepArgs& args) {
   const SweepSpec spec = load_sweep(sweep_path);
   const fs::path root = args.out.empty() ? fs::path(spec.output_root) : fs::path(args.out);
   const std::vector<fs::path> overlays(args.overlays.begin(), args.overlays.end());
-  const auto runs = expand_sweep(spec, root, overrides);
+  const auto all_runs = expand_sweep(spec, root, overrides);
+  const auto runs = select_runs(all_runs, args.only, spec.name);
+  if (runs.size() < all_runs.size()) spdlog::info("--only: {} of the sweep's {} runs", runs.size(), all_runs.size());
   const auto planned = plan(spec, runs, overlays);
   warn_config_changes(planned);
   if (args.dry_run) {
@@ -303,6 +306,10 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--emit", args->emit, "Write a job script instead of training: slurm (an sbatch job array)")
       ->check(CLI::IsMember({"slurm"}));
   cmd->add_option("--out", args->out, "Folder of the run folders (default: the sweep's output_root)");
+  cmd->add_option("--only", args->only,
+                  "Only the runs of this name, or of this name without -seed<N> (shell wildcards * ? [..]); "
+                  "repeatable")
+      ->allow_extra_args(false);
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over every run's experiment (after its extends, before overrides); repeatable")
       ->check(CLI::ExistingFile)

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include <fnmatch.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "config/yaml_quote.h"
+#include "core/did_you_mean.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -211,6 +214,30 @@ std::vector<SweepRun> expand_sweep(const SweepSpec& spec, const fs::path& root,
     }
   }
   return runs;
+}
+
+std::vector<SweepRun> select_runs(const std::vector<SweepRun>& runs, const std::vector<std::string>& patterns,
+                                  const std::string& sweep_name) {
+  if (patterns.empty()) return runs;
+  auto matches = [](const std::string& pattern, const SweepRun& run) {
+    return fnmatch(pattern.c_str(), run.name.c_str(), 0) == 0 || fnmatch(pattern.c_str(), run.group.c_str(), 0) == 0;
+  };
+  for (const auto& pattern : patterns) {
+    if (std::any_of(runs.begin(), runs.end(), [&](const SweepRun& run) { return matches(pattern, run); })) continue;
+    std::vector<std::string> names;
+    for (const auto& run : runs) {
+      names.push_back(run.name);
+      if (run.group != run.name && std::find(names.begin(), names.end(), run.group) == names.end())
+        names.push_back(run.group);
+    }
+    throw UserError(fmt::format("--only {}: no run of sweep {} has that name{} (mtbert sweep ... --dry-run lists them)",
+                                pattern, sweep_name, did_you_mean_suffix(pattern, names)));
+  }
+  std::vector<SweepRun> selected;
+  for (const auto& run : runs)
+    if (std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return matches(p, run); }))
+      selected.push_back(run);
+  return selected;
 }
 
 }  // namespace mtbert

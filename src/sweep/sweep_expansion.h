@@ -49,6 +49,14 @@ struct SweepRun {
 std::vector<SweepRun> expand_sweep(const SweepSpec& spec, const std::filesystem::path& root,
                                    const std::vector<std::string>& extra_overrides = {});
 
+// The runs `patterns` select (mtbert sweep --only), in the sweep's order: a
+// pattern selects a run when it matches the run's name or its group (the name
+// without -seed<N>, as report rows name runs), with shell wildcards (* ? [..]).
+// All runs when `patterns` is empty. UserError naming a pattern that selects
+// nothing (with the closest name when it looks like a typo).
+std::vector<SweepRun> select_runs(const std::vector<SweepRun>& runs, const std::vector<std::string>& patterns,
+                                  const std::string& sweep_name);
+
 // A value as YAML flow text that parses back to the same value (the right
 // side of key=value): plain where that is unambiguous, double-quoted where the
 // sweep file quoted it or where it holds YAML's special characters.

@@ -64,6 +64,13 @@ check "dry run: a missing model folder cannot start, and says which" \
   grep -Eq '^quick-seed1 +missing +cannot start +runs/quick/quick-seed1 seed=1  \(missing model.pretrained: models/absent\)$' out
 check "  ... and the dry run fails as the sweep would (exit 2)" test "$status" -eq 2
 check "  ... saying how many cannot start" grep -q "2 of the 2 runs cannot start: a file they read is missing" err
+expect_error "--only: a pattern that selects no run is one line naming it" \
+  "--only quick-seed\[3-9\]: no run of sweep quick has that name" -- \
+  sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run --only 'quick-seed[3-9]'
+"$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run --only quick-seed2 >out 2>err
+check "--only: the dry run lists the selected run" grep -Eq '^quick-seed2 +missing +start ' out
+check "  ... and no other" bash -c "! grep -q '^quick-seed1 ' out"
+check "  ... and says how many of the sweep's runs it selected" grep -q -- "--only: 1 of the sweep's 2 runs" err
 status=0
 "$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --jobs 2 >out 2>err || status=$?
 check "the sweep succeeds" test "$status" -eq 0

@@ -174,3 +174,22 @@ TEST_CASE("expansion errors: duplicate names, overrides of swept keys", "[sweep_
   CHECK_THROWS_WITH(mtbert::expand_sweep(seeded, "r", {"seed=4"}), ContainsSubstring("lists seeds"));
   CHECK_NOTHROW(mtbert::expand_sweep(plain, "r", {"seed=4"}));
 }
+
+TEST_CASE("--only selects runs by name or by group, with wildcards, in the sweep's order", "[sweep_expansion]") {
+  mtbert::test::TempDir dir;
+  const auto spec = mtbert::load_sweep(
+      dir.write("s.yaml", "name: t\nexperiments: [baseline.yaml, smart.yaml, pal.yaml]\nseeds: [1, 2]\n"));
+  const auto runs = mtbert::expand_sweep(spec, "r");
+  CHECK(names(mtbert::select_runs(runs, {}, "t")) == names(runs));
+  CHECK(names(mtbert::select_runs(runs, {"smart"}, "t")) == std::vector<std::string>{"smart-seed1", "smart-seed2"});
+  CHECK(names(mtbert::select_runs(runs, {"pal-seed2", "baseline-seed1"}, "t")) ==
+        std::vector<std::string>{"baseline-seed1", "pal-seed2"});
+  CHECK(names(mtbert::select_runs(runs, {"*-seed1"}, "t")) ==
+        std::vector<std::string>{"baseline-seed1", "smart-seed1", "pal-seed1"});
+  CHECK(names(mtbert::select_runs(runs, {"[bs]*", "smart*"}, "t")) ==
+        std::vector<std::string>{"baseline-seed1", "baseline-seed2", "smart-seed1", "smart-seed2"});
+  CHECK_THROWS_MATCHES(mtbert::select_runs(runs, {"smart", "smrt"}, "t"), mtbert::UserError,
+                       Catch::Matchers::Message("--only smrt: no run of sweep t has that name (did you mean \"smart\"?) "
+                                                "(mtbert sweep ... --dry-run lists them)"));
+  CHECK_THROWS_WITH(mtbert::select_runs(runs, {"x*"}, "t"), ContainsSubstring("--only x*: no run of sweep t"));
+}
