@@ -170,7 +170,8 @@ TokenCache open_corpus(const Pretraining& p, const RunDirectory& run, Communicat
   const bool waits = comm && !comm->is_main();
   if (waits) comm->barrier();
   const std::string& cache_dir = p.config.corpus.cache_dir;
-  const fs::path dir = cache_dir.empty() ? run.root() / "cache" : fs::path(path_from_run_start(cache_dir, p.working_directory));
+  const fs::path dir =
+      cache_dir.empty() ? run.root() / "cache" : fs::path(path_from_run_start(cache_dir, p.working_directory));
   TokenCache cache = TokenCache::open_or_build(dir, corpus_sources(p.config.corpus, p.working_directory),
                                                *p.tokenizer, p.tokenizer_files, p.config.corpus.max_length);
   if (comm && !waits) comm->barrier();
