@@ -54,6 +54,10 @@ RunState resumable_run(const std::string& folder, const std::string& command) {
   if (run_is_done(state.status)) return state;
   if (state.status == RunStatus::running)
     throw UserError(fmt::format("{} is being trained by another process", folder));
+  if (state.status == RunStatus::unresumable)
+    throw UserError(fmt::format("{} has checkpoints/best but no checkpoints/last, so it cannot be resumed (the best "
+                                "checkpoint still serves eval and predict); remove the folder to train it again",
+                                folder));
   if (state.status != RunStatus::interrupted)
     throw UserError(fs::exists(RunDirectory(folder).resolved_config())
                         ? fmt::format("{} stopped before its first checkpoint, so there is nothing to resume; start "
@@ -129,6 +133,10 @@ void check_fresh_run_folder(const RunDirectory& run, const std::string& command)
     case RunStatus::interrupted:
       throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert {} --resume {}",
                                   root.string(), command, root.string()));
+    case RunStatus::unresumable:
+      throw UserError(fmt::format("{} holds a run with checkpoints/best but no checkpoints/last; choose another --out, "
+                                  "or remove it to train it again",
+                                  root.string()));
     case RunStatus::failed:
       // A run of ours that stopped before its first checkpoint (killed, or a
       // disk that filled): nothing in it can be resumed, so it starts again.

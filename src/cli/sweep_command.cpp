@@ -178,11 +178,20 @@ void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<P
 void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, const std::vector<fs::path>& overlays,
               int jobs, int nproc) {
   std::vector<const PlannedRun*> queued;
-  size_t skipped = 0, elsewhere = 0;
+  size_t skipped = 0, elsewhere = 0, kept = 0;
   for (const auto& p : planned) {
-    if (p.action == SweepAction::skip) ++skipped;
-    else if (p.action == SweepAction::wait) ++elsewhere;
-    else queued.push_back(&p);
+    if (p.action == SweepAction::skip) {
+      ++skipped;
+    } else if (p.action == SweepAction::wait) {
+      ++elsewhere;
+    } else if (p.action == SweepAction::keep) {
+      ++kept;
+      spdlog::warn("{}: checkpoints/last is gone, so it cannot be resumed; it is left as it is with its best "
+                   "checkpoint (remove {} to train it again)",
+                   p.run.name, p.run.folder.string());
+    } else {
+      queued.push_back(&p);
+    }
   }
   for (const PlannedRun* p : queued)
     if (p->action != SweepAction::resume) check_inputs_exist(*p);
@@ -190,9 +199,10 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
   // once than there are runs to train).
   const int parallel = std::max(1, std::min(jobs, static_cast<int>(queued.size())));
   const int threads = std::max(1, available_cores() / (parallel * nproc));
-  fmt::print("sweep {}: {} runs: {} to train ({} at a time, {} thread{} each), {} finished{}\n", spec.name,
+  fmt::print("sweep {}: {} runs: {} to train ({} at a time, {} thread{} each), {} finished{}{}\n", spec.name,
              planned.size(), queued.size(), parallel, threads, threads == 1 ? "" : "s", skipped,
-             elsewhere ? fmt::format(", {} running elsewhere (left alone)", elsewhere) : "");
+             elsewhere ? fmt::format(", {} running elsewhere (left alone)", elsewhere) : "",
+             kept ? fmt::format(", {} without a last checkpoint (left alone)", kept) : "");
   std::fflush(stdout);
   if (queued.empty()) return;
 

@@ -44,6 +44,7 @@ std::string status_note(RunStatus status) {
     case RunStatus::running: return "running";
     case RunStatus::interrupted: return "interrupted (mtbert sweep resumes it)";
     case RunStatus::failed: return "failed before its first checkpoint (see its train.log)";
+    case RunStatus::unresumable: return "unresumable (checkpoints/last is gone)";
     case RunStatus::finished:
     case RunStatus::early_stopped: break;
   }

@@ -20,6 +20,7 @@ const char* sweep_action_name(SweepAction action) {
   switch (action) {
     case SweepAction::skip: return "skip";
     case SweepAction::wait: return "leave (running)";
+    case SweepAction::keep: return "leave (no last)";
     case SweepAction::resume: return "resume";
     case SweepAction::restart: return "restart";
     case SweepAction::start: return "start";
@@ -34,6 +35,7 @@ SweepAction action_for(RunStatus status) {
     case RunStatus::running: return SweepAction::wait;
     case RunStatus::interrupted: return SweepAction::resume;
     case RunStatus::failed: return SweepAction::restart;
+    case RunStatus::unresumable: return SweepAction::keep;
     case RunStatus::missing: break;
   }
   return SweepAction::start;

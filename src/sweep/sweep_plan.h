@@ -15,6 +15,7 @@ namespace mtbert {
 enum class SweepAction {
   skip,     // finished or early-stopped: nothing to do
   wait,     // another process trains it now: left alone
+  keep,     // cannot be resumed, and its best checkpoint is worth keeping: left alone
   resume,   // interrupted: mtbert train --resume
   restart,  // failed before its first checkpoint: cleared (train.log kept) and started again
   start,    // missing: mtbert train

@@ -14,6 +14,7 @@ const char* run_status_name(RunStatus status) {
     case RunStatus::running: return "running";
     case RunStatus::interrupted: return "interrupted";
     case RunStatus::failed: return "failed";
+    case RunStatus::unresumable: return "unresumable";
     case RunStatus::finished: return "finished";
     case RunStatus::early_stopped: return "early_stopped";
   }
@@ -46,6 +47,8 @@ RunState inspect_run(const fs::path& folder) {
   else if (recorded == "finished") state.status = RunStatus::finished;
   else if (recorded == "early_stopped") state.status = RunStatus::early_stopped;
   else if (run.has_checkpoint("last")) state.status = RunStatus::interrupted;
+  // Its best checkpoint is a result worth keeping: not a run to clear.
+  else if (run.has_checkpoint("best")) state.status = RunStatus::unresumable;
   else if (fs::exists(run.resolved_config()) || fs::exists(run.summary())) state.status = RunStatus::failed;
   return state;
 }

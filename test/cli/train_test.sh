@@ -119,5 +119,15 @@ expect_error "pretrain --resume on a fine-tuning run names train --resume" \
 (cd / && "$bin" train --resume "$dir/int" --no-progress >/dev/null 2>"$dir/resume.log")
 check "--resume finishes the run, from another folder (the data paths are the run's)" \
   grep -q '"status": "finished"' "$dir/int/summary.json"
+# A run whose checkpoints/last was removed by hand (it is the larger one) keeps
+# its best checkpoint: neither resumed nor cleared for a new run.
+cp -a "$dir/int" "$dir/nolast"
+rm -r "$dir/nolast/checkpoints/last"
+sed -i 's/"status": "finished"/"status": "interrupted"/' "$dir/nolast/summary.json"
+expect_error "--resume of a run without checkpoints/last says why" \
+  "has checkpoints/best but no checkpoints/last, so it cannot be resumed" -- train --resume "$dir/nolast"
+expect_error_after_logs "  ... and a new run there is refused" "holds a run with checkpoints/best but no checkpoints/last" \
+  -- train experiments/quickstart.yaml "${tiny[@]}" --out "$dir/nolast"
+check "  ... its best checkpoint kept" cmp -s "$dir/int/checkpoints/best/state.json" "$dir/nolast/checkpoints/best/state.json"
 
 finish "train, eval and predict"

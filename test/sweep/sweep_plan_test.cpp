@@ -29,6 +29,7 @@ TEST_CASE("each status has its action", "[sweep_plan]") {
   CHECK(mtbert::action_for(RunStatus::failed) == SweepAction::restart);
   CHECK(mtbert::action_for(RunStatus::interrupted) == SweepAction::resume);
   CHECK(mtbert::action_for(RunStatus::running) == SweepAction::wait);
+  CHECK(mtbert::action_for(RunStatus::unresumable) == SweepAction::keep);
   CHECK(mtbert::action_for(RunStatus::finished) == SweepAction::skip);
   CHECK(mtbert::action_for(RunStatus::early_stopped) == SweepAction::skip);
 }

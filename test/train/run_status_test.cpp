@@ -21,7 +21,7 @@ RunStatus status_of(const fs::path& folder) { return mtbert::inspect_run(folder)
 
 }  // namespace
 
-TEST_CASE("missing, failed, interrupted, finished and early-stopped folders", "[run_status]") {
+TEST_CASE("missing, failed, interrupted, unresumable, finished and early-stopped folders", "[run_status]") {
   mtbert::test::TempDir dir;
   CHECK(status_of(dir / "absent") == RunStatus::missing);
   fs::create_directories(dir / "empty");
@@ -45,6 +45,10 @@ TEST_CASE("missing, failed, interrupted, finished and early-stopped folders", "[
   write(dir / "swapping" / "config.resolved.yaml", "");
   fs::create_directories(dir / "swapping" / "checkpoints" / "last.old");
   CHECK(status_of(dir / "swapping") == RunStatus::interrupted);
+  // checkpoints/last removed by hand: the best checkpoint is kept, not cleared.
+  write(dir / "no-last" / "summary.json", R"({"status": "interrupted"})");
+  fs::create_directories(dir / "no-last" / "checkpoints" / "best");
+  CHECK(status_of(dir / "no-last") == RunStatus::unresumable);
 
   write(dir / "done" / "summary.json", R"({"status": "finished", "best": {"overall": 0.5}})");
   fs::create_directories(dir / "done" / "checkpoints" / "last");
