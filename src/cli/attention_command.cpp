@@ -19,6 +19,7 @@
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 #include "core/limits.h"
 #include "core/tensor_file.h"
 #include "core/thread_count.h"
@@ -121,8 +122,15 @@ void run_attention(const AttentionArgs& args) {
   sidecar["text"] = args.text;
   sidecar["text2"] = args.text2.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.text2);
 
+  // The two files go together: neither stays without the other.
   write_tensor_dict(output, result);
-  write_text_atomically(tokens_path(output), sidecar.dump(2) + "\n");
+  try {
+    write_text_atomically(tokens_path(output), json_text(sidecar, 2) + "\n");
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(output, ec);
+    throw;
+  }
   spdlog::info("attention of {} layer(s) x {} head(s) over {} tokens -> {} (+ {})", per_layer.size(),
                source.config.num_attention_heads, encoding.ids.size(), output.string(),
                tokens_path(output).string());
@@ -142,8 +150,8 @@ void add_attention_command(CLI::App& app) {
   cmd->add_option("--checkpoint", args->checkpoint, "With --run: best or last")
       ->check(CLI::IsMember({"best", "last"}))
       ->needs(run);
-  cmd->add_option("--text", args->text, "The text (first segment)")->required();
-  cmd->add_option("--text2", args->text2, "Optional second segment of a pair");
+  cmd->add_option("--text", args->text, "The text (first segment)")->required()->check(utf8_text());
+  cmd->add_option("--text2", args->text2, "Optional second segment of a pair")->check(utf8_text());
   cmd->add_option("--output", args->output,
                   "Output .pt file (dict: attentions [layers, heads, N, N], input_ids); the tokens go to "
                   "<output without .pt>.tokens.json")

@@ -40,6 +40,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "core/json_file.h"
 #include "core/op_profile.h"
 #include "core/autocast_scope.h"
 #include "core/limits.h"
@@ -189,7 +190,7 @@ Times time_repeated(const Context& ctx, const std::function<void()>& run) {
     sync(ctx.device);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (ctx.args.paced) {
-      fmt::print("{}\n", json{{"rep", i}, {"ms", rounded(ms, 3)}}.dump());
+      fmt::print("{}\n", json_text(json{{"rep", i}, {"ms", rounded(ms, 3)}}));
       std::fflush(stdout);
     }
     if (i < ctx.args.warmup) continue;
@@ -454,7 +455,7 @@ void run_bench(BenchArgs& a) {
     }
     for (auto& line : lines) {
       line.update(ctx.common);
-      fmt::print("{}\n", line.dump());
+      fmt::print("{}\n", json_text(line));
       std::fflush(stdout);
     }
   }
@@ -501,7 +502,8 @@ void add_bench_command(CLI::App& app) {
       ->check(whole_number(2, limits::kVocabSize));
   cmd->add_option("--data", args->data,
                   "Folder with ids-sst-train.csv and bert-base-uncased/vocab.txt (default: $MTBERT_DATA or "
-                  "../shared/data)");
+                  "../shared/data)")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--positions", args->positions,
                   "absolute (BERT), or DeBERTa-v3-style position terms joined by | (c2p|p2c, c2p|p2c|p2p, ...)")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "core/json_file.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "train/evaluator.h"
@@ -49,7 +50,7 @@ void run_eval(const EvalArgs& args) {
     nlohmann::json result = {{"split", args.split}, {"checkpoint", args.checkpoint},
                              {"tasks", evaluation_json(evaluation)}};
     if (evaluation.has_overall) result["overall"] = evaluation.overall;
-    fmt::print("{}\n", result.dump(2));
+    fmt::print("{}\n", json_text(result, 2));
   } else {
     fmt::print("{}", evaluation_table(evaluation));
   }

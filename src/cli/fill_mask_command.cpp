@@ -5,8 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "core/json_file.h"
 #include "core/limits.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
@@ -38,8 +41,14 @@ void run_fill_mask(const FillMaskArgs& args) {
   std::vector<int64_t> masks;
   for (size_t i = 0; i < encoding.ids.size(); ++i)
     if (encoding.ids[i] == mask_id) masks.push_back(static_cast<int64_t>(i));
-  if (masks.empty())
+  if (masks.empty()) {
+    const std::vector<int64_t> whole = tokenizer->encode(args.text);
+    if (std::find(whole.begin(), whole.end(), mask_id) != whole.end())
+      throw UserError(fmt::format("--text: its {} lies past the model's {} positions, where the text is cut; shorten "
+                                  "the text before it",
+                                  tokenizer->id_to_piece(mask_id), pretrained.config.max_position_embeddings));
     throw UserError(fmt::format("--text holds no {} token to fill", tokenizer->id_to_piece(mask_id)));
+  }
 
   c10::InferenceMode inference;  // no autograd records, no version counters
   const TokenBatch batch = to_tensors(pad_batch({encoding}, tokenizer->special_ids().pad));
@@ -58,7 +67,7 @@ void run_fill_mask(const FillMaskArgs& args) {
     out.push_back({{"position", masks[m]}, {"candidates", candidates}});
   }
   if (args.as_json) {
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
     return;
   }
   for (size_t m = 0; m < masks.size(); ++m) {
@@ -76,7 +85,7 @@ void add_fill_mask_command(CLI::App& app) {
   cmd->add_option("--model", args->model_dir, "Model folder with an MLM head (mtbert pretrain's <run>/model)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--text", args->text, "Text with one or more [MASK] tokens")->required();
+  cmd->add_option("--text", args->text, "Text with one or more [MASK] tokens")->required()->check(utf8_text());
   cmd->add_option("--top-k", args->top_k, "Candidates per mask")->check(whole_number(1, limits::kVocabSize));
   cmd->add_flag("--json", args->as_json, "Print JSON");
   cmd->add_option("--threads", args->threads, "Intra-op threads (default: one per core)")->check(thread_count());

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "cli/commands.h"
+#include "core/json_file.h"
 #include "models/pretrained_model.h"
 #include "text/tokenizer.h"
 
@@ -38,7 +39,7 @@ void run_info(const std::string& dir, bool as_json) {
                               : nlohmann::json()},
   };
   if (as_json) {
-    fmt::print("{}\n", info.dump(2));
+    fmt::print("{}\n", json_text(info, 2));
     return;
   }
   const auto& c = pretrained.config;

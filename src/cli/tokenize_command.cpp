@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "core/json_file.h"
 #include "core/user_error.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/sequence_encoder.h"
@@ -77,7 +78,7 @@ void append_json(fmt::memory_buffer& out, const Tokenizer& tok, const Encoding& 
                                        {"ids", e.ids},
                                        {"token_type_ids", e.token_type_ids},
                                        {"attention_mask", e.attention_mask}};
-  const std::string text = line.dump();
+  const std::string text = json_text(line);
   out.append(text.data(), text.data() + text.size());
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "config/yaml_quote.h"
+#include "core/json_file.h"
 #include "core/user_error.h"
 
 namespace mtbert {
@@ -114,7 +115,7 @@ std::string SchemaWriter::text(const nlohmann::json& j) {
     return fmt::format("[{}]", fmt::join(parts, ", "));
   }
   if (j.is_string()) return quote(j.get<std::string>());
-  return j.dump();  // numbers (shortest exact form), true/false, null
+  return json_text(j);  // numbers (shortest exact form), true/false, null
 }
 
 }  // namespace mtbert

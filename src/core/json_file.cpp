@@ -57,4 +57,8 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   return parse_json_text(read_input_file(path, limits::kJsonFileBytes, "JSON file"), path.string());
 }
 
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace mtbert

@@ -23,4 +23,10 @@ std::optional<nlohmann::json> try_parse_json_text(std::string_view text);
 // A JSON file, read whole (at most limits::kJsonFileBytes) and parsed.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
+// JSON text (indented by `indent` spaces; -1: one line) for a file or the
+// terminal. Strings that are not UTF-8 (a Latin-1 file name, a byte in an
+// override) have those bytes written as U+FFFD: nlohmann's dump would throw
+// instead, after a command had half done its work.
+std::string json_text(const nlohmann::json& value, int indent = -1);
+
 }  // namespace mtbert

@@ -136,7 +136,7 @@ void write_safetensors(const std::filesystem::path& path, const NamedTensors& te
     offset += nbytes;
     contiguous.push_back(std::move(t));
   }
-  std::string header_text = header.dump();
+  std::string header_text = json_text(header);
   // Align the data section to 8 bytes, as the reference implementation does.
   header_text.append((8 - header_text.size() % 8) % 8, ' ');
 

@@ -34,7 +34,7 @@ void read_key(const nlohmann::json& json, const char* key, T& out, const std::st
                            : std::is_same_v<T, bool>      ? "true or false"
                            : std::is_integral_v<T>        ? "an integer"
                                                           : "a number";
-    throw UserError(fmt::format("{}: key \"{}\" must be {}, got {}", where, key, expected, it->dump()));
+    throw UserError(fmt::format("{}: key \"{}\" must be {}, got {}", where, key, expected, json_text(*it)));
   }
   out = it->get<T>();
 }
@@ -64,12 +64,12 @@ std::vector<std::string> read_pos_att_type(const nlohmann::json& json, const std
   } else if (it->is_array()) {
     for (const auto& item : *it) {
       if (!item.is_string())
-        throw UserError(fmt::format("{}: key \"pos_att_type\" must list strings, got {}", where, it->dump()));
+        throw UserError(fmt::format("{}: key \"pos_att_type\" must list strings, got {}", where, json_text(*it)));
       parts.push_back(item.get<std::string>());
     }
   } else {
     throw UserError(fmt::format("{}: key \"pos_att_type\" must be a list or a \"c2p|p2c|p2p\" string, got {}", where,
-                                it->dump()));
+                                json_text(*it)));
   }
   std::vector<std::string> result;
   for (auto& part : parts) {
@@ -117,15 +117,15 @@ void refuse_unsupported(const nlohmann::json& json, const ModelConfig& c, const 
   if (auto it = json.find("position_embedding_type"); it != json.end() && !it->is_null() && *it != "absolute")
     throw UserError(fmt::format("{}: position_embedding_type {} is not supported (only \"absolute\"; DeBERTa's "
                                 "relative positions are \"relative_attention\": true)",
-                                where, it->dump()));
+                                where, json_text(*it)));
   if (auto it = json.find("conv_kernel_size"); it != json.end() && it->is_number() && it->get<double>() > 0)
     throw UserError(fmt::format("{}: conv_kernel_size {} (DeBERTa-v2's convolution layer) is not supported", where,
-                                it->dump()));
+                                json_text(*it)));
   if (auto it = json.find("attention_head_size"); it != json.end() && !it->is_null()) {
     if (!it->is_number_integer() || it->get<int64_t>() * c.num_attention_heads != c.hidden_size)
       throw UserError(fmt::format("{}: attention_head_size {} is not supported (only hidden_size / "
                                   "num_attention_heads)",
-                                  where, it->dump()));
+                                  where, json_text(*it)));
   }
 }
 

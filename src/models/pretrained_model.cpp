@@ -52,7 +52,7 @@ FolderFiles check_folder(const fs::path& dir) {
 nlohmann::json with_overrides(nlohmann::json config, const nlohmann::json& overrides, const fs::path& config_path) {
   if (!overrides.is_object())
     throw UserError(fmt::format("config overrides of {} must be a mapping of config keys, got {}",
-                                config_path.string(), overrides.dump()));
+                                config_path.string(), json_text(overrides)));
   const auto& known = model_config_keys();
   for (const auto& [key, value] : overrides.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end())
@@ -107,7 +107,7 @@ PretrainedModel load_pretrained(const fs::path& dir, const nlohmann::json& confi
     load_module_state(*own_model, weights.tensors, files.weights.string());
   }
 
-  const std::string where = fmt::format("{} with overrides {}", files.config.string(), config_overrides.dump());
+  const std::string where = fmt::format("{} with overrides {}", files.config.string(), json_text(config_overrides));
   PretrainedModel result;
   result.dir = dir;
   result.config = model_config_from_json(with_overrides(own, config_overrides, files.config), where);
@@ -115,7 +115,7 @@ PretrainedModel load_pretrained(const fs::path& dir, const nlohmann::json& confi
   result.model->initialize_weights();
   StateMatch match = load_matching_module_state(*result.model, weights.tensors,
                                                 fmt::format("{} (config overrides {})", files.weights.string(),
-                                                            config_overrides.dump()));
+                                                            json_text(config_overrides)));
   result.initialized = std::move(match.missing);
   result.mlm_head = std::move(mlm_head);
   result.unused = std::move(match.unexpected);
@@ -146,7 +146,7 @@ void save_pretrained(const BertModel& model, const fs::path& dir, const NamedTen
   if (ec) throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   nlohmann::json config = model_config_to_json(model->config());
   config["mtbert_format"] = 1;
-  write_text_atomically(dir / "config.json", config.dump(2) + "\n");
+  write_text_atomically(dir / "config.json", json_text(config, 2) + "\n");
   NamedTensors tensors = module_state(*model);
   tensors.insert(extra.begin(), extra.end());
   write_safetensors(dir / "model.safetensors", tensors, {{"format", "pt"}});

@@ -28,18 +28,18 @@ bool read_do_lower_case(const fs::path& config_file) {
   bool lower_case = true;
   if (const auto it = config.find("do_lower_case"); it != config.end()) {
     if (!it->is_boolean()) {
-      throw UserError(fmt::format("{}: do_lower_case must be true or false, not {}", config_file.string(), it->dump()));
+      throw UserError(fmt::format("{}: do_lower_case must be true or false, not {}", config_file.string(), json_text(*it)));
     }
     lower_case = it->get<bool>();
   }
   if (const auto it = config.find("strip_accents"); it != config.end() && !it->is_null()) {
     throw UserError(
         fmt::format("{}: strip_accents={} is not supported; only null (accents stripped exactly when lowercasing)",
-                    config_file.string(), it->dump()));
+                    config_file.string(), json_text(*it)));
   }
   if (const auto it = config.find("tokenize_chinese_chars"); it != config.end() && *it != true) {
     throw UserError(
-        fmt::format("{}: tokenize_chinese_chars={} is not supported; only true", config_file.string(), it->dump()));
+        fmt::format("{}: tokenize_chinese_chars={} is not supported; only true", config_file.string(), json_text(*it)));
   }
   return lower_case;
 }

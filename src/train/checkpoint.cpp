@@ -88,7 +88,7 @@ void save_checkpoint(const RunDirectory& run, const std::string& name, const Tra
     if (fs::is_regular_file(run.resolved_config(), ec))
       write_text_atomically(dir / "config.resolved.yaml",
                             read_input_file(run.resolved_config(), limits::kConfigFileBytes, "config file"));
-    if (state.progress) write_text_atomically(dir / "state.json", to_json(*state.progress).dump(2) + "\n");
+    if (state.progress) write_text_atomically(dir / "state.json", json_text(to_json(*state.progress), 2) + "\n");
     if (state.optimizer) {
       torch::serialize::OutputArchive archive;
       state.optimizer->save(archive);

@@ -131,7 +131,7 @@ void prepare_run_tokenizer(const ModelSection& model, const fs::path& dir, uint6
   } else if (t.kind == TokenizerKind::wordpiece) {
     copy_file_into(t.vocab, dir, "vocab.txt");
     write_text_atomically(dir / "tokenizer_config.json",
-                          nlohmann::json{{"do_lower_case", t.lower_case}}.dump() + "\n");
+                          json_text(nlohmann::json{{"do_lower_case", t.lower_case}}) + "\n");
   } else if (!t.model.empty() && fs::exists(t.model)) {
     copy_file_into(t.model, dir, "spm.model");
   } else {
@@ -289,7 +289,7 @@ Experiment start_experiment(const ExperimentConfig& config, const RunDirectory& 
   prepare_tokenizer(config, run);
   auto tokenizer = load_tokenizer(run.tokenizer_dir());
   const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
-  write_text_atomically(run.model_config(), json.dump(2) + "\n");
+  write_text_atomically(run.model_config(), json_text(json, 2) + "\n");
   Experiment e = build_new_experiment(config, run, json);
   e.working_directory = fs::current_path();
   return e;

@@ -105,7 +105,7 @@ void check_config_keeps_pretrained_shape(const ModelSection& model, const std::s
       throw UserError(fmt::format("{}: model.config.{} is {}, but the pretrained encoder {} has {}: a pretrained "
                                   "encoder's shape is its checkpoint's; drop the key (model.config=null drops "
                                   "them all)",
-                                  where, key, given->dump(), model.pretrained, own_value.dump()));
+                                  where, key, json_text(*given), model.pretrained, json_text(own_value)));
   }
 }
 

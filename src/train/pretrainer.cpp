@@ -124,7 +124,7 @@ Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& 
   });
   const auto tokenizer = load_tokenizer(run.tokenizer_dir());
   const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
-  write_text_atomically(run.model_config(), json.dump(2) + "\n");
+  write_text_atomically(run.model_config(), json_text(json, 2) + "\n");
   Pretraining p = assemble(config, run, json);
   if (!config.model.pretrained.empty()) {
     // Continued pretraining: the folder's encoder (model.config may turn a

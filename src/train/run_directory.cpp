@@ -69,7 +69,7 @@ void RunDirectory::replace_checkpoint(const std::string& name, const std::functi
 }
 
 void RunDirectory::append_metrics(const nlohmann::json& row) const {
-  append_line(metrics(), row.dump());
+  append_line(metrics(), json_text(row));
 }
 
 std::vector<nlohmann::json> RunDirectory::read_metrics() const {
@@ -88,12 +88,12 @@ std::vector<nlohmann::json> RunDirectory::read_metrics() const {
 void RunDirectory::truncate_metrics(int64_t step) const {
   std::string kept;
   for (const auto& row : read_metrics())
-    if (row.value("step", int64_t{0}) <= step) kept += row.dump() + "\n";
+    if (row.value("step", int64_t{0}) <= step) kept += json_text(row) + "\n";
   write_text_atomically(metrics(), kept);
 }
 
 void RunDirectory::write_summary(const nlohmann::json& summary) const {
-  write_text_atomically(this->summary(), summary.dump(2) + "\n");
+  write_text_atomically(this->summary(), json_text(summary, 2) + "\n");
 }
 
 namespace {

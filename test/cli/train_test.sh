@@ -22,6 +22,12 @@ tiny=(model.config.hidden_size=32 model.config.num_hidden_layers=1 model.config.
 check "a run prints its dev table" grep -q "^overall" "$dir/out"
 check "summary: finished" grep -q '"status": "finished"' "$dir/run/summary.json"
 check "leaderboard predictions" test -s "$dir/run/predictions/sst-test-output.csv"
+# A folder name that is not UTF-8 (Latin-1) is a folder like any other; the
+# JSON files record its byte as U+FFFD.
+latin1="$dir/caf"$'\xe9'
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" train.max_steps=1 --out "$latin1" --no-progress >/dev/null \
+  2>"$dir/latin1.log" && status=0 || status=$?
+check "a run folder with a Latin-1 name trains (exit $status)" grep -q '"status": "finished"' "$latin1/summary.json"
 
 "$bin" eval "$dir/run" --split dev >"$dir/eval" 2>/dev/null
 check "eval reproduces the best dev score" \

@@ -39,3 +39,10 @@ TEST_CASE("read_json_file reads a file, refusing what is not one", "[json_file]"
   CHECK_THROWS_WITH(mtbert::read_json_file(dir.path()), ContainsSubstring("is a directory"));
   CHECK_THROWS_WITH(mtbert::read_json_file(dir / "none.json"), ContainsSubstring("none.json: no such file"));
 }
+
+TEST_CASE("JSON text of strings that are not UTF-8 replaces their bytes instead of throwing", "[json_file]") {
+  const nlohmann::json value = {{"working_directory", "/data/caf\xe9"}, {"ok", "caf\xc3\xa9"}};
+  CHECK_THROWS(value.dump());  // what json_text spares the commands
+  CHECK(mtbert::json_text(value) == "{\"ok\":\"caf\xc3\xa9\",\"working_directory\":\"/data/caf\xef\xbf\xbd\"}");
+  CHECK(mtbert::parse_json_text(mtbert::json_text(value, 2), "x")["ok"] == "caf\xc3\xa9");
+}
