@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +11,7 @@
 
 #include "core/limits.h"
 #include "core/thread_count.h"
+#include "text/utf8_check.h"
 
 namespace mtbert::cli {
 
@@ -49,6 +52,7 @@ CLI::Validator number_above(double min, bool inclusive) {
         } catch (const std::exception&) {
           return fmt::format("expected a number, got '{}'", text);
         }
+        if (!std::isfinite(value)) return fmt::format("expected a finite number, got '{}'", text);
         if (inclusive ? value < min : value <= min)
           return fmt::format("must be {} {}, got {}", inclusive ? "at least" : "greater than", min, text);
         return "";
@@ -60,6 +64,26 @@ CLI::Validator number_above(double min, bool inclusive) {
 
 CLI::Validator positive_number() { return number_above(0, false); }
 CLI::Validator non_negative_number() { return number_above(0, true); }
+
+CLI::Validator folder_or_absent() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::error_code ec;
+        const auto status = std::filesystem::status(text, ec);
+        if (!std::filesystem::exists(status) || std::filesystem::is_directory(status)) return "";
+        return fmt::format("{} exists and is not a folder", text);
+      },
+      "FOLDER");
+}
+
+CLI::Validator utf8_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::size_t bad = invalid_utf8_offset(text);
+        return bad == std::string::npos ? "" : fmt::format("not valid UTF-8 (byte {} of the text)", bad + 1);
+      },
+      "TEXT");
+}
 
 CLI::Validator thread_count() {
   return CLI::Validator(

@@ -15,6 +15,13 @@ CLI::Validator whole_number(int64_t min, int64_t max = INT64_MAX);
 CLI::Validator positive_number();
 CLI::Validator non_negative_number();
 
+// A folder that is written into or read from when it exists (--out, --runs):
+// a path that names something else, such as a file, is refused.
+CLI::Validator folder_or_absent();
+
+// Text handed to a tokenizer (--text): valid UTF-8, or the byte that is not.
+CLI::Validator utf8_text();
+
 // --threads: 0 (one per core) to limits::kThreadsPerCore per available core.
 CLI::Validator thread_count();
 

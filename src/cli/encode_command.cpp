@@ -95,7 +95,8 @@ void add_encode_command(CLI::App& app) {
                                 "torch.save'd dict with int64 input_ids [B,N], attention_mask [B,N] and "
                                 "optional token_type_ids")
                     ->check(CLI::ExistingFile);
-  auto* text = cmd->add_option("--text", args->texts, "Text(s) to encode with the model folder's tokenizer");
+  auto* text = cmd->add_option("--text", args->texts, "Text(s) to encode with the model folder's tokenizer")
+                   ->check(utf8_text());
   input->excludes(text);
   cmd->add_option("--output", args->output, "Output .pt file (a dict torch.load reads)")->required();
   cmd->add_option("--max-length", args->max_length, "Truncate --text inputs to this many tokens")

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
@@ -68,7 +69,7 @@ void add_predict_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("predict", "Predict the label or score of text with a trained run");
   cmd->add_option("run", args->run_dir, "Run folder")->required()->check(CLI::ExistingDirectory);
   cmd->add_option("--task", args->task, "Task name, e.g. sst, para, sts")->required();
-  cmd->add_option("--text", args->texts, "The text; twice for pair tasks (para, sts)")->required();
+  cmd->add_option("--text", args->texts, "The text; twice for pair tasks (para, sts)")->required()->check(utf8_text());
   cmd->add_option("--checkpoint", args->checkpoint, "best or last")->check(CLI::IsMember({"best", "last"}));
   cmd->callback([args] { run_predict(*args); });
 }

@@ -71,7 +71,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--sweep", args->sweep,
                   "The sweep whose runs fill the table (default: the table's sweep:), e.g. the same rows with more "
                   "seeds: experiments/sweeps/small/");
-  cmd->add_option("--runs", args->runs, "Folder of the run folders (default: the sweep's output_root)");
+  cmd->add_option("--runs", args->runs, "Folder of the run folders (default: the sweep's output_root)")
+      ->check(folder_or_absent());
   cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
       ->check(CLI::IsMember({"md", "csv", "latex"}));
   cmd->add_option("--output,-o", args->output, "Write the table to this file (default: standard output)");

@@ -77,6 +77,15 @@ void check_resume_config(const RunDirectory& run, bool force,
   for (auto& change : resolved_changes(canonical(saved), canonical(run.resolved_config())))
     if (!free_keys.count(change.key)) changes.push_back(std::move(change));
   if (changes.empty()) return;
+  // The model is rebuilt from the run's own files (model_config.json, its
+  // tokenizer, the checkpoint's tensors and optimizer groups): a change there
+  // would be recorded but not trained, so --force does not cover it.
+  for (const auto& c : changes)
+    if (c.key.rfind("model.", 0) == 0)
+      throw UserError(fmt::format("{}: {}: {} now, {} when the checkpoint was written; a resumed run keeps its model "
+                                  "(its encoder, tokenizer, PALs and trained parameters), even with --force: restore "
+                                  "the file",
+                                  run.resolved_config().string(), c.key, c.after, c.before));
   if (force) {
     for (const auto& c : changes)
       spdlog::warn("--force: resuming with {} = {} (the checkpoint was trained with {}): the run is no longer the "

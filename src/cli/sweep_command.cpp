@@ -315,7 +315,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--dry-run", args->dry_run, "List the runs, their status and what the sweep would do; train nothing");
   cmd->add_option("--emit", args->emit, "Write a job script instead of training: slurm (an sbatch job array)")
       ->check(CLI::IsMember({"slurm"}));
-  cmd->add_option("--out", args->out, "Folder of the run folders (default: the sweep's output_root)");
+  cmd->add_option("--out", args->out, "Folder of the run folders (default: the sweep's output_root)")
+      ->check(folder_or_absent());
   cmd->add_option("--only", args->only,
                   "Only the runs of this name, or of this name without -seed<N> (shell wildcards * ? [..]); "
                   "repeatable")

@@ -22,6 +22,9 @@ void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
                "the corpus is empty: give files (plain text) and/or tasks (with experiment)");
   corpus.check(c.corpus.tasks.empty() || !c.corpus.experiment.empty(), "experiment",
                "tasks are read from an experiment's task list: give experiment: path/to/experiment.yaml");
+  corpus.check(c.corpus.experiment.empty() || !c.corpus.tasks.empty(), "tasks",
+               "experiment is read only for the tasks named here, and none is: name them (e.g. [sst, sts]), or "
+               "leave experiment out");
   // Every k-th segment is held out, k = round(1 / holdout_fraction) >= 2:
   // above a half, or so small that k overflows, it would hold out half.
   const double holdout = c.corpus.holdout_fraction;

@@ -14,10 +14,12 @@
 
 #include "core/atomic_file.h"
 #include "core/input_file.h"
+#include "core/json_file.h"
 #include "core/progress_bar.h"
 #include "core/remove_tree.h"
 #include "core/user_error.h"
 #include "data/task_data.h"
+#include "text/utf8_check.h"
 
 namespace mtbert {
 
@@ -118,9 +120,14 @@ void tokenize_text_file(const fs::path& path, const Tokenizer& tokenizer, Segmen
                         int64_t& bytes_done) {
   std::ifstream in = open_input_file(path);
   std::string line;
+  int64_t number = 0;
   while (std::getline(in, line)) {
+    ++number;
     bytes_done += static_cast<int64_t>(line.size()) + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // The tokenizer would drop the bytes silently; the user should mend them.
+    if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string::npos)
+      throw UserError(fmt::format("{}:{}: invalid UTF-8 at byte {} of the line", path.string(), number, bad + 1));
     if (line.find_first_not_of(" \t") == std::string::npos) {
       out.end_document();
       continue;
@@ -205,7 +212,7 @@ void TokenCache::build(const fs::path& folder, const fs::path& cache_root, const
     nlohmann::json meta = {{"max_length", max_length}, {"segments", writer.segments()}, {"tokens", writer.tokens()},
                            {"sources", nlohmann::json::array()}};
     for (const auto& s : sources) meta["sources"].push_back({{"path", s.path.string()}, {"task", s.task_type}});
-    write_text_atomically(tmp / "meta.json", meta.dump(2) + "\n");
+    write_text_atomically(tmp / "meta.json", json_text(meta, 2) + "\n");
   } catch (...) {
     remove_tree(tmp, ec);
     throw;

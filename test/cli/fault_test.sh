@@ -199,6 +199,11 @@ printf '{"status": "interrupted"}' >"$dir/neg/summary.json"
 sed -i 's/^  lr: .*/  lr: 0.5/' "$dir/neg/config.resolved.yaml"
 expect_error_after_logs "an edited config refuses to resume" "config.resolved.yaml: train.lr: 0.5 now, .* when the checkpoint was written" \
   -- train --resume "$dir/neg"
+sed -i 's/^  freeze_encoder: false/  freeze_encoder: true/' "$dir/neg/config.resolved.yaml"
+expect_error_after_logs "  ... and a changed model is refused even with --force" \
+  "model.freeze_encoder: true now, false when the checkpoint was written; a resumed run keeps its model" \
+  -- train --resume "$dir/neg" --force
+sed -i 's/^  freeze_encoder: true/  freeze_encoder: false/' "$dir/neg/config.resolved.yaml"
 sed -i 's/^threads: .*/threads: 2/' "$dir/neg/config.resolved.yaml"
 "$bin" train --resume "$dir/neg" --force --no-progress >/dev/null 2>"$dir/force.log" && status=0 || status=$?
 check "--force resumes it ($status)" test "$status" -eq 0

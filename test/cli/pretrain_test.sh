@@ -146,12 +146,23 @@ expect_error_after_logs "an unknown key is named" "masking.mask_probability: unk
 check "no run folder for a bad config" test ! -e "$dir/bad"
 expect_error_after_logs "an empty corpus" "corpus.files: the corpus is empty" \
   -- pretrain "$dir/tiny.yaml" "corpus.files=[]" "corpus.tasks=[]" --out "$dir/bad"
+expect_error_after_logs "an experiment without tasks to read from it" \
+  "corpus.tasks: experiment is read only for the tasks named here, and none is" \
+  -- pretrain "$dir/tiny.yaml" "corpus.tasks=[]" --out "$dir/bad"
+printf 'good text here\nbad \xff\xfe text\n' >"$dir/latin1.txt"
+expect_error_after_logs "a corpus line that is not UTF-8 is named" "latin1.txt:2: invalid UTF-8 at byte 5 of the line" \
+  -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/latin1.txt]" "corpus.tasks=[]" corpus.experiment=null \
+  corpus.cache_dir="$dir/cache3" --out "$dir/bad"
+check "  ... leaving no run folder and no token cache" bash -c "[[ ! -e '$dir/bad' ]] && ! ls '$dir/cache3' 2>/dev/null | grep -q ."
+expect_error "fill-mask --text that is not UTF-8" "not valid UTF-8 (byte 5 of the text)" \
+  -- fill-mask --model "$dir/run/model" --text $'the \xff [MASK]'
 expect_error_after_logs "a missing corpus file" "absent.txt: no such file" \
   -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/absent.txt]" --out "$dir/bad"
 check "no run folder for a missing corpus file" test ! -e "$dir/bad"
 : >"$dir/blank.txt"
 printf '\n  \n\n' >>"$dir/blank.txt"
-"$bin" pretrain "$dir/tiny.yaml" "corpus.files=[$dir/blank.txt]" "corpus.tasks=[]" corpus.cache_dir="$dir/cache2" \
+"$bin" pretrain "$dir/tiny.yaml" "corpus.files=[$dir/blank.txt]" "corpus.tasks=[]" corpus.experiment=null \
+  corpus.cache_dir="$dir/cache2" \
   --out "$dir/bad" >/dev/null 2>"$dir/err" && status=0 || status=$?
 check "a corpus without text: exit 2 ($status), after the tokenizer's progress, one error line" \
   bash -c "[[ $status -eq 2 && \$(grep -c '^mtbert: error: corpus: the sources hold no text' '$dir/err') -eq 1 && \$(grep -c '^mtbert: error:' '$dir/err') -eq 1 ]]"
@@ -164,5 +175,7 @@ expect_error_after_logs "a damaged token cache is one line" "ids.u32: token 1 ha
   -- pretrain "$dir/tiny.yaml" --out "$dir/bad"
 expect_error "fill-mask without a mask" "holds no \[MASK\] token" \
   -- fill-mask --model "$dir/run/model" --text "no mask here"
+expect_error "fill-mask with the mask cut off with the text's end" "its \[MASK\] lies past the model's 64 positions" \
+  -- fill-mask --model "$dir/run/model" --text "$(printf 'good %.0s' $(seq 1 80)) [MASK]"
 
 finish "pretrain"

@@ -64,6 +64,8 @@ check "dry run: a missing model folder cannot start, and says which" \
   grep -Eq '^quick-seed1 +missing +cannot start +runs/quick/quick-seed1 seed=1  \(missing model.pretrained: models/absent\)$' out
 check "  ... and the dry run fails as the sweep would (exit 2)" test "$status" -eq 2
 check "  ... saying how many cannot start" grep -q "2 of the 2 runs cannot start: a file they read is missing" err
+expect_error "--out naming a file is one line" "--out: smoke.yaml exists and is not a folder" -- \
+  sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run --out smoke.yaml
 expect_error "--only: a pattern that selects no run is one line naming it" \
   "--only quick-seed\[3-9\]: no run of sweep quick has that name" -- \
   sweep sweeps/quick.yaml --overlay smoke.yaml --dry-run --only 'quick-seed[3-9]'

@@ -162,7 +162,8 @@ def test_tokenizer_without_data_is_a_skipped_line():
 
 def test_bad_flags_are_one_line_and_exit_code_2():
     for args in (["--hidden", "30", "--heads", "4"], ["--length", "600"], ["--case", "nonsense"],
-                 ["--device", "tpu"], ["--steps", "0"], ["--device", "cpu", "--tf32"]):
+                 ["--device", "tpu"], ["--steps", "0"], ["--device", "cpu", "--tf32"], ["--lr", "nan"],
+                 ["--weight-decay", "inf"], ["--data", str(WORK / "no-such-folder")]):
         case = [] if "--case" in args else ["--case", "encoder_forward"]
         done = run([MTBERT, "bench", *case, *args])
         assert done.returncode == 2, (args, done.returncode, done.stderr)
