@@ -115,6 +115,19 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 }
 
 void check_model_section(ConfigReader r, const ModelSection& m) {
+  // A misspelled key would otherwise be carried into model_config.json and
+  // read by nothing: the encoder would silently keep the default.
+  if (const ConfigNode* node = r.raw("config"); node && node->is_map()) {
+    const ConfigReader config = r.section("config");
+    for (const auto& key : config.keys()) {
+      const auto& known = model_config_keys();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      const std::string suggestion = did_you_mean_suffix(key, known);
+      config.fail(key, suggestion.empty()
+                           ? fmt::format("not a key the encoder reads; those are {}", fmt::join(known, ", "))
+                           : "not a key the encoder reads" + suggestion);
+    }
+  }
   // Types of the keys the encoder knows are checked now; their values once
   // merged with the pretrained config.
   model_config_from_json(m.config, fmt::format("{}: {}", r.origin("config").describe(), r.key_path("config")));

@@ -151,23 +151,34 @@ TEST_CASE("left-out keys take the documented defaults", "[experiment_config]") {
   CHECK(c.train.adam_eps == train.adam_eps);
 }
 
-TEST_CASE("model.config keeps HuggingFace keys as JSON and checks the types it knows", "[experiment_config]") {
+TEST_CASE("model.config keeps HuggingFace keys as JSON and checks the keys and types it knows", "[experiment_config]") {
   const mtbert::test::TempDir dir;
   const auto c = mtbert::load_experiment(dir.write(
       "x.yaml", std::string(kMinimal) +
                     "model:\n  pretrained: m\n  config:\n    hidden_dropout_prob: 0.2\n    num_hidden_layers: 2\n"
-                    "    hidden_act: gelu_new\n    relative_attention: true\n    label: '123'\n"
+                    "    hidden_act: gelu_new\n    relative_attention: true\n    model_type: bert\n"
                     "    pos_att_type: [c2p, p2c]\n"));
   CHECK(c.model.config["hidden_dropout_prob"] == 0.2);
   CHECK(c.model.config["num_hidden_layers"].is_number_integer());
   CHECK(c.model.config["hidden_act"] == "gelu_new");
   CHECK(c.model.config["relative_attention"] == true);
-  CHECK(c.model.config["label"] == "123");
+  CHECK(c.model.config["model_type"] == "bert");
   CHECK(c.model.config["pos_att_type"] == nlohmann::json::array({"c2p", "p2c"}));
   CHECK_THROWS_WITH(
       mtbert::load_experiment(dir.write("y.yaml", std::string(kMinimal) +
                                                       "model:\n  pretrained: m\n  config: {hidden_dropout_prob: high}\n")),
       ContainsSubstring("y.yaml:6: model.config") && ContainsSubstring("hidden_dropout_prob"));
+  // A key the encoder does not read is named where it was written, with the
+  // key it was probably meant to be.
+  const auto file = (dir / "x.yaml").string();
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model:\n  config:\n    hidden_size: 64\n    num_hiden_layers: 2\n"),
+             Equals(file + ":7: model.config.num_hiden_layers: not a key the encoder reads (did you mean "
+                           "\"num_hidden_layers\"?)"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {config: {label: x}}\n"),
+             ContainsSubstring(":4: model.config.label: not a key the encoder reads; those are model_type, vocab_size"));
+  CHECK_THAT(error_of(dir, std::string(kMinimal), {"model.config.hidden_sise=64"}),
+             Equals("command line: model.config.hidden_sise: not a key the encoder reads (did you mean "
+                    "\"hidden_size\"?)"));
   CHECK_THROWS_WITH(mtbert::load_experiment(dir.write("z.yaml", std::string(kMinimal) + "model: {config: [1]}\n")),
                     ContainsSubstring("z.yaml:4: model.config: expected a section of HuggingFace config.json keys"));
 }

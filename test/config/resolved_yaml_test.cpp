@@ -124,22 +124,21 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   c.model.pretrained = "";
   c.model.config = {{"hidden_dropout_prob", 0.30000000000000004},
                     {"num_hidden_layers", 2},
-                    {"note", "${NOT_A_VAR} \"q\" \\ \n\t é"},
-                    {"flag", false},
-                    {"digits", "0123"},
-                    {"nested", {{"list", {1, "two", 3.5, nullptr}}}}};
+                    {"hidden_act", "gelu_new"},
+                    {"relative_attention", false},
+                    {"pos_att_type", {"c2p", "p2c"}}};
   c.model.freeze_encoder = false;
   c.model.pals = {mtbert::PalKind::top, 132, 6};
   c.model.tokenizer.kind = mtbert::TokenizerKind::sentencepiece;
   c.model.tokenizer.model = "spm $$.model";
   c.model.tokenizer.train_from = {"tasks", "null", "yes", "", " padded "};
   c.model.tokenizer.lower_case = false;
-  c.model.tokenizer.vocab = "v.txt";
+  c.model.tokenizer.vocab = "0123";
   c.model.tokenizer.vocab_size = 123;
   mtbert::TaskConfig t;
   t.name = "my-task_2";
   t.type = "sts";
-  t.train = "a.csv";
+  t.train = "${NOT_A_VAR} \"q\" \\ \n\t é.csv";
   t.dev = "~";
   t.test = "- dash";
   t.limit_train = 5;
