@@ -9,8 +9,16 @@
 // stop together).
 //
 // When a rank fails (exits non-zero, or is killed by a signal the launcher
-// did not forward), the launcher stops the others (SIGTERM; SIGKILL after the
-// grace period) and reports that rank in one line.
+// did not forward), the launcher stops the others (SIGTERM after a moment for
+// them to end on their own; SIGKILL after the grace period) and reports that
+// rank in one line.
+//
+// Bad input is found by every rank at once, so it would be told once per rank
+// and, by a rank whose peer has gone, as a broken connection: rank 0 writes
+// to this process's stderr, the others through a pipe that passes their
+// output on but keeps their "mtbert: error:" line. A rank that exits with 2
+// (a user error, already told in one line) is the failure to report, and its
+// code is the launcher's; the other ranks' error lines are dropped.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -21,6 +29,11 @@ namespace mtbert {
 struct LocalLaunchResult {
   int exit_code = 0;   // 0, the forwarded signal's 128 + N, or the failed rank's code
   std::string failure;  // "rank 1 of 2 was killed by signal 9 (Killed)"; empty when none failed
+  // The failed rank's own error line (without "mtbert: error: "), when it
+  // wrote one through the pipe; rank 0's went to stderr already.
+  std::string rank_error;
+  // The failed rank exited with 2 and its one line is told: nothing to add.
+  bool told = false;
 };
 
 LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const std::vector<std::string>& args,

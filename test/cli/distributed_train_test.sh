@@ -151,6 +151,15 @@ status=0; wait "$pid" || status=$?
 check "--nproc: a killed rank ends the run with exit != 0 ($status)" test "$status" -ne 0
 check "  ... naming it" grep -Eq "^mtbert: error: rank [01] of 2 was killed by signal 9" "$dir/nkill.log"
 
+# Bad input that every rank meets: one line (not one per rank, nor a rank's
+# "barrier failed" about the peer that stopped), exit 2, as without --nproc.
+expect_error_after_logs "--nproc: a missing data file is one line, exit 2" "missing-dev.csv: no such file" -- \
+  train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.dev="$dir/missing-dev.csv" --nproc 2 --out "$dir/badn"
+expect_error_after_logs "--nproc: a max_length beyond the positions is one line, exit 2" \
+  "tasks.sst.max_length is 1000 but the model has only" -- \
+  train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.max_length=1000 --nproc 2 --out "$dir/badn"
+check "  ... leaving no run folder" test ! -e "$dir/badn"
+
 RANK=one WORLD_SIZE=2 expect_error "a malformed RANK is one line" 'RANK="one" is not a whole number' -- \
   train experiments/quickstart.yaml --out "$dir/bad"
 SLURM_PROCID=0 SLURM_NTASKS=2 expect_error "srun variables without a master address" "needs rank 0's address" -- \
