@@ -58,6 +58,8 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
   result.runs_root = runs_root;
   result.sweep = sweep.source;
   std::set<std::string> tags;
+  std::set<std::string> tasks;  // of the finished runs: what a column may name
+  bool any_run_finished = false;
   for (size_t index = 0; index < table.rows.size(); ++index) {
     const ReportRow& row = table.rows[index];
     ReportRowResult out;
@@ -73,9 +75,17 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
       if (!run_is_done(state.status)) continue;
       any_finished = true;
       ++out.finished;
+      for (const char* part : {"best", "test"}) {
+        const auto scores = state.summary.find(part);
+        if (scores == state.summary.end() || !scores->is_object()) continue;
+        const auto& by_task = std::string(part) == "best" ? scores->value("dev", nlohmann::json::object()) : *scores;
+        for (const auto& [task, value] : by_task.items())
+          if (value.is_object()) tasks.insert(task);
+      }
       for (const auto& column : table.columns)
         if (const auto value = metric(state.summary, row.split, column.key)) values[column.key].push_back(*value);
     }
+    any_run_finished = any_run_finished || any_finished;
     if (out.runs.empty())
       throw UserError(fmt::format("{}: rows[{}].run: no run \"{}\" in sweep {}{} (its runs: {})",
                                   row.run_origin.describe(), index, row.run, sweep.source.string(),
@@ -103,6 +113,17 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
     tags.insert(row_tags.begin(), row_tags.end());
     result.rows.push_back(std::move(out));
   }
+  // A column no finished run has (a misspelled task) would read n/a in every
+  // row, as if the runs had not evaluated it.
+  if (any_run_finished)
+    for (const auto& column : table.columns) {
+      if (column.key == "overall" || tasks.count(column.key)) continue;
+      std::vector<std::string> known(tasks.begin(), tasks.end());
+      known.push_back("overall");
+      throw UserError(fmt::format("{}: columns.{}: none of the runs has a task \"{}\"{} (the columns may name {})",
+                                  table.source.string(), column.key, column.key,
+                                  did_you_mean_suffix(column.key, known), fmt::join(known, ", ")));
+    }
   result.tags.assign(tags.begin(), tags.end());
   return result;
 }

@@ -26,7 +26,7 @@ void read_columns(const ConfigNode& node, ReportTable& table) {
     fail_at(node.origin, "columns",
             fmt::format("expected a map of column keys (a task, or overall) to the paper's headers, e.g. "
                         "{{sst: SST, overall: Overall}}, got {}",
-                        describe_value(node)));
+                        node.is_map() ? "an empty one" : describe_value(node)));
   for (const auto& [key, label] : node.entries) {
     if (label.kind != ConfigNode::Kind::scalar)
       fail_at(label.origin, "columns." + key, fmt::format("expected the column's header, got {}", describe_value(label)));
@@ -95,7 +95,15 @@ ReportTable load_report_table(const fs::path& path) {
   for (size_t i = 0; i < rows->items.size(); ++i) table.rows.push_back(read_row(rows->items[i], i, table));
   r.read("against", table.against);
   std::vector<std::string> labels;
-  for (const auto& row : table.rows) labels.push_back(row.label);
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    // A label names its row in the table and for `against`.
+    const auto same = std::find(labels.begin(), labels.end(), table.rows[i].label);
+    if (same != labels.end())
+      fail_at(rows->items[i].origin, fmt::format("rows[{}].label", i),
+              fmt::format("\"{}\" is rows[{}]'s label too: give each row its own", table.rows[i].label,
+                          same - labels.begin()));
+    labels.push_back(table.rows[i].label);
+  }
   r.check(table.against.empty() || std::find(labels.begin(), labels.end(), table.against) != labels.end(), "against",
           fmt::format("no row \"{}\"{} (the rows: {})", table.against, did_you_mean_suffix(table.against, labels),
                       fmt::join(labels, ", ")));

@@ -105,6 +105,14 @@ TEST_CASE("a test row of unlabeled test files has no numbers but says why", "[re
   CHECK_THAT(r.rows[3].cells.at("sst").mean, WithinAbs(0.50, 1e-12));
 }
 
+TEST_CASE("a column naming no task of the finished runs is an error", "[report_results]") {
+  Fixture f;
+  f.table.columns[1].key = "quora";
+  CHECK_THROWS_WITH(mtbert::collect_report(f.table, f.sweep, f.dir / "runs"),
+                    ContainsSubstring("t.yaml: columns.quora: none of the runs has a task \"quora\"") &&
+                        ContainsSubstring("(the columns may name para, sst, sts, overall)"));
+}
+
 TEST_CASE("a row naming no run of the sweep is an error at its line", "[report_results]") {
   Fixture f;
   f.table.rows[1].run = "bb";

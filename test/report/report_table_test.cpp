@@ -71,6 +71,10 @@ TEST_CASE("a bad table file is one line naming file, line and key", "[report_tab
   CHECK_THAT(error_of(dir, "sweep: s.yaml\ncolumns: [sst]\nrows: [{label: a, run: r}]\n"),
              ContainsSubstring(":2: columns: expected a map of column keys"));
   CHECK_THAT(error_of(dir, head + "rows: [{label: a, run: r}]\ncolour: red\n"), ContainsSubstring(":4: colour: unknown key"));
+  CHECK_THAT(error_of(dir, "sweep: s.yaml\ncolumns: {}\nrows: [{label: a, run: r}]\n"),
+             ContainsSubstring(":2: columns: expected a map of column keys") && ContainsSubstring("got an empty one"));
+  CHECK_THAT(error_of(dir, head + "rows:\n  - {label: a, run: r}\n  - {label: a, run: s}\n"),
+             Equals(f + ":5: rows[1].label: \"a\" is rows[0]'s label too: give each row its own"));
   CHECK_THAT(error_of(dir, head + "rows: [{label: base, run: r}, {label: b, run: s}]\nagainst: bass\n"),
              Equals(f + ":4: against: no row \"bass\" (did you mean \"base\"?) (the rows: base, b)"));
   CHECK(mtbert::load_report_table(dir.write("ok.yaml", head + "rows: [{label: base, run: r}]\nagainst: base\n")).against ==
