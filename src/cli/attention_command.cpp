@@ -85,6 +85,8 @@ void run_attention(const AttentionArgs& args) {
                                 args.output));
   if (args.model_dir.empty() == args.run_dir.empty()) throw UserError("attention needs one of --model or --run");
   check_output_path(output);
+  for (const fs::path& written : {output, fs::path(tokens_path(output))})
+    check_output_spares_inputs("--output", written, {args.model_dir, args.run_dir});
   set_thread_count(args.threads);
   AttentionSource source =
       args.run_dir.empty() ? from_model_folder(args.model_dir) : from_run(args.run_dir, args.checkpoint);

@@ -11,6 +11,7 @@
 
 #include "core/limits.h"
 #include "core/thread_count.h"
+#include "core/user_error.h"
 #include "text/utf8_check.h"
 
 namespace mtbert::cli {
@@ -74,6 +75,34 @@ CLI::Validator folder_or_absent() {
         return fmt::format("{} exists and is not a folder", text);
       },
       "FOLDER");
+}
+
+void check_output_spares_inputs(const std::string& option, const std::filesystem::path& output,
+                                const std::vector<std::filesystem::path>& inputs) {
+  namespace fs = std::filesystem;
+  // The files of model and run folders that mtbert reads back (a name like
+  // these inside such a folder is never an output of encode or attention).
+  static const std::vector<std::string> kFolderFiles = {
+      "config.json", "model.safetensors", "vocab.txt", "spm.model", "tokenizer_config.json",
+      "special_tokens_map.json", "config.resolved.yaml", "model_config.json", "summary.json", "metrics.jsonl",
+      "state.json", "optimizer.pt", "rng.safetensors"};
+  std::error_code ec;
+  if (!fs::exists(output, ec)) return;
+  const fs::path written = fs::weakly_canonical(output, ec);
+  const bool folder_file =
+      std::find(kFolderFiles.begin(), kFolderFiles.end(), output.filename().string()) != kFolderFiles.end();
+  for (const auto& input : inputs) {
+    if (input.empty()) continue;
+    const bool same = fs::equivalent(output, input, ec);
+    bool inside = false;
+    if (!same && folder_file && fs::is_directory(input, ec)) {
+      const fs::path folder = fs::weakly_canonical(input, ec);
+      inside = std::mismatch(folder.begin(), folder.end(), written.begin(), written.end()).first == folder.end();
+    }
+    if (same || inside)
+      throw UserError(fmt::format("{} {} would overwrite {}{}, which this command reads; write it elsewhere", option,
+                                  output.string(), inside ? "a file of " : "", input.string()));
+  }
 }
 
 CLI::Validator utf8_text() {

@@ -3,6 +3,9 @@
 // "Value 0 not in range 0.000000 to 1797693134862315708145274237317043567981
 // ..." (400 characters); these say "--nproc: must be at least 1, got 0".
 #include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +21,11 @@ CLI::Validator non_negative_number();
 // A folder that is written into or read from when it exists (--out, --runs):
 // a path that names something else, such as a file, is refused.
 CLI::Validator folder_or_absent();
+
+// An output file must not replace what the command reads: one of `inputs`
+// (files, or folders whose files it reads). UserError naming `option`.
+void check_output_spares_inputs(const std::string& option, const std::filesystem::path& output,
+                                const std::vector<std::filesystem::path>& inputs);
 
 // Text handed to a tokenizer (--text): valid UTF-8, or the byte that is not.
 CLI::Validator utf8_text();

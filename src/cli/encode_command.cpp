@@ -57,6 +57,7 @@ TokenBatch inputs_from_texts(const EncodeArgs& args, const ModelConfig& config) 
 
 void run_encode(const EncodeArgs& args) {
   check_output_path(args.output);
+  check_output_spares_inputs("--output", args.output, {args.model_dir, args.input});
   set_thread_count(args.threads);
   PretrainedModel pretrained = load_pretrained(args.model_dir);
   TokenBatch inputs = args.input.empty() ? inputs_from_texts(args, pretrained.config)

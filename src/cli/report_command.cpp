@@ -38,6 +38,7 @@ void run_report(const ReportArgs& args) {
   const ReportFormat format = report_format_from_name(args.format);
   const ReportTable table = load_report_table(args.table);
   const SweepSpec sweep = load_sweep(args.sweep.empty() ? table.sweep : fs::path(args.sweep));
+  if (!args.output.empty()) check_output_spares_inputs("--output", args.output, {args.table, sweep.source});
   const fs::path root = args.runs.empty() ? fs::path(sweep.output_root) : fs::path(args.runs);
   ReportResult result = collect_report(table, sweep, root);
   const std::string against = args.against_given ? args.against : table.against;

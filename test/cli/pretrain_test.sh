@@ -173,6 +173,11 @@ cache="$(ls -d "$dir"/cache/mlm-* | head -1)"
   "$cache/ids.u32"
 expect_error_after_logs "a damaged token cache is one line" "ids.u32: token 1 has id 4000000000, not below" \
   -- pretrain "$dir/tiny.yaml" --out "$dir/bad"
+cp -r "$dir/run/model" "$dir/model-copy"
+expect_error_after_logs "encode --output over a file of its model folder is refused" \
+  "would overwrite a file of $dir/model-copy, which this command reads" -- \
+  encode --model "$dir/model-copy" --text "the film" --output "$dir/model-copy/model.safetensors"
+check "  ... leaving the folder as it was" cmp -s "$dir/run/model/model.safetensors" "$dir/model-copy/model.safetensors"
 expect_error "fill-mask without a mask" "holds no \[MASK\] token" \
   -- fill-mask --model "$dir/run/model" --text "no mask here"
 expect_error "fill-mask with the mask cut off with the text's end" "its \[MASK\] lies past the model's 64 positions" \

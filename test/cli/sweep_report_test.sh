@@ -127,6 +127,11 @@ check "a warning on stderr for smoke runs" grep -q "tagged smoke" err
 check "csv: header and a row per table row" test "$(wc -l <report.csv)" -eq 3
 check "csv: the smoke tag" grep -q '^quick,quick,dev,2,2,0.635,.*,smoke,$' report.csv
 "$bin" report tables/quick.yaml --format latex >report.tex 2>/dev/null
+cp tables/quick.yaml quick-table.bak
+expect_error_after_logs "report --output over its own table file is refused" \
+  "--output tables/quick.yaml would overwrite tables/quick.yaml, which this command reads" -- \
+  report tables/quick.yaml --output tables/quick.yaml
+check "  ... leaving the table as it was" cmp -s quick-table.bak tables/quick.yaml
 check "latex: booktabs" grep -q '\\toprule' report.tex
 mean=$(/usr/bin/python3 - <<'PY'
 import json
