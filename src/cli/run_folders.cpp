@@ -1,7 +1,6 @@
 #include "cli/run_folders.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -26,25 +25,11 @@ ConfigArguments split_config_arguments(const std::vector<std::string>& positiona
   return out;
 }
 
-namespace {
-
-// A pretraining run's resolved config has a top-level corpus section; a
-// fine-tuning run's has tasks instead (both written by mtbert).
-bool is_pretraining_run(const RunDirectory& run) {
-  std::ifstream in(run.resolved_config());
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("corpus:", 0) == 0) return true;
-  return false;
-}
-
-}  // namespace
-
 RunState resumable_run(const std::string& folder, const std::string& command) {
   const RunDirectory run(folder);
   std::error_code ec;
   if (fs::is_regular_file(run.resolved_config(), ec)) {
-    const bool pretraining = is_pretraining_run(run);
+    const bool pretraining = run.is_pretraining();
     if (pretraining != (command == "pretrain"))
       throw UserError(fmt::format("{} is a {} run: resume it with mtbert {} --resume {}", folder,
                                   pretraining ? "pretraining" : "fine-tuning", pretraining ? "pretrain" : "train",

@@ -94,6 +94,10 @@ void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
 // rather than through the default that took its place), then the rules
 // across keys.
 ExperimentConfig read_experiment(const ConfigNode& root, const std::filesystem::path& path) {
+  // Said at once, rather than as the first pretraining key an experiment lacks.
+  if (root.find("corpus") && !root.find("tasks"))
+    throw UserError(fmt::format("{} is a pretraining config (corpus:, no tasks:): run it with mtbert pretrain",
+                                path.string()));
   ExperimentConfig c;
   c.source = path;
   c.name = path.stem().string();

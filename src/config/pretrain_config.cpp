@@ -4,6 +4,7 @@
 
 #include "config/config_reader.h"
 #include "config/schema_visitors.h"
+#include "core/user_error.h"
 
 namespace mtbert {
 
@@ -47,6 +48,9 @@ PretrainConfig load_pretrain_config(const std::filesystem::path& path, const std
   std::vector<ConfigOverride> from_command_line;
   for (const auto& text : overrides) from_command_line.push_back(ConfigOverride{text});
   const ConfigNode root = load_config_layers(path, from_command_line, overlays);
+  // Said at once, rather than as the first experiment key pretraining lacks.
+  if (root.find("tasks") && !root.find("corpus"))
+    throw UserError(fmt::format("{} is an experiment (tasks:, no corpus:): train it with mtbert train", path.string()));
   PretrainConfig c;
   c.source = path;
   c.name = path.stem().string();

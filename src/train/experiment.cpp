@@ -348,6 +348,10 @@ OpenedRun open_run(const fs::path& folder, const std::string& checkpoint) {
   RunDirectory run(folder);
   if (!fs::exists(run.resolved_config()))
     throw UserError(fmt::format("{} is not a run folder (no config.resolved.yaml)", folder.string()));
+  if (run.is_pretraining())
+    throw UserError(fmt::format("{} is a pretraining run, not a fine-tuning one; its encoder is the model folder {} "
+                                "(for fill-mask, encode, attention --model, or model.pretrained)",
+                                folder.string(), (folder / "model").string()));
   if (!checkpoint.empty() && !run.has_checkpoint(checkpoint))
     throw UserError(fmt::format("{} has no checkpoint \"{}\" (best or last)", folder.string(), checkpoint));
   Experiment experiment = reopen_experiment(load_experiment(run.resolved_config()), run);

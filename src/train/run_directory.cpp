@@ -150,6 +150,16 @@ nlohmann::json RunDirectory::read_summary() const {
   return json;
 }
 
+// A pretraining run's resolved config has a top-level corpus section; a
+// fine-tuning run's has tasks instead (both written by mtbert).
+bool RunDirectory::is_pretraining() const {
+  std::ifstream in(resolved_config());
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("corpus:", 0) == 0) return true;
+  return false;
+}
+
 fs::path RunDirectory::started_in() const {
   const nlohmann::json json = read_summary();
   const auto it = json.find("working_directory");

@@ -76,6 +76,9 @@ class RunDirectory {
   void write_summary(const nlohmann::json& summary) const;
   // The summary, or an empty object when there is none.
   nlohmann::json read_summary() const;
+  // Whether the run is mtbert pretrain's (its config has a corpus), not a
+  // fine-tuning run.
+  bool is_pretraining() const;
   // The folder the run was started in (summary.json's working_directory);
   // empty for a run that did not record it.
   std::filesystem::path started_in() const;

@@ -173,6 +173,13 @@ cache="$(ls -d "$dir"/cache/mlm-* | head -1)"
   "$cache/ids.u32"
 expect_error_after_logs "a damaged token cache is one line" "ids.u32: token 1 has id 4000000000, not below" \
   -- pretrain "$dir/tiny.yaml" --out "$dir/bad"
+expect_error "eval of a pretraining run says what it is, and where its encoder is" \
+  "$dir/run is a pretraining run, not a fine-tuning one; its encoder is the model folder $dir/run/model" -- \
+  eval "$dir/run"
+expect_error "pretrain given an experiment says so" "is an experiment (tasks:, no corpus:): train it with mtbert train" -- \
+  pretrain experiments/quickstart.yaml --out "$dir/bad"
+expect_error "train given a pretraining config says so" "is a pretraining config (corpus:, no tasks:): run it with mtbert pretrain" -- \
+  train "$dir/tiny.yaml" --out "$dir/bad"
 cp -r "$dir/run/model" "$dir/model-copy"
 expect_error_after_logs "encode --output over a file of its model folder is refused" \
   "would overwrite a file of $dir/model-copy, which this command reads" -- \
