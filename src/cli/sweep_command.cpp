@@ -96,26 +96,12 @@ std::vector<PlannedRun> plan(const SweepSpec& spec, const std::vector<SweepRun>&
   return planned;
 }
 
-// The first file a new run reads that does not exist, as "key: path"; none
-// when all do.
-std::optional<std::string> missing_input(const PlannedRun& p) {
-  std::vector<std::pair<std::string, std::string>> inputs = {{"model.pretrained", p.config.model.pretrained}};
-  for (const auto& task : p.config.tasks) {
-    inputs.emplace_back(fmt::format("tasks.{}.train", task.name), task.train);
-    inputs.emplace_back(fmt::format("tasks.{}.dev", task.name), task.dev);
-    inputs.emplace_back(fmt::format("tasks.{}.test", task.name), task.test);
-  }
-  for (const auto& [key, path] : inputs)
-    if (!path.empty() && !fs::exists(path)) return fmt::format("{}: {}", key, path);
-  return std::nullopt;
-}
-
 bool reads_inputs(const PlannedRun& p) { return p.action == SweepAction::start || p.action == SweepAction::restart; }
 
 // The files a new run reads first, checked before any run starts here (a
 // Slurm script is checked where it runs: the files may live there only).
 void check_inputs_exist(const PlannedRun& p) {
-  if (const auto missing = missing_input(p))
+  if (const auto missing = first_missing_input(p.config))
     throw UserError(fmt::format("run {}: {} does not exist (paths are relative to the folder mtbert runs in, {})",
                                 p.run.name, *missing, fs::current_path().string()));
 }
@@ -131,7 +117,7 @@ size_t print_listing(const SweepSpec& spec, const fs::path& root, const std::vec
     std::string settings = p.run.folder.string();
     for (const auto& s : p.run.point) settings += " " + shell_quoted(s);
     // A run that would stop at a missing input says so instead of "start".
-    const auto missing = reads_inputs(p) ? missing_input(p) : std::nullopt;
+    const auto missing = reads_inputs(p) ? first_missing_input(p.config) : std::nullopt;
     if (missing) settings += fmt::format("  (missing {})", *missing);
     fmt::print("{:<{}}  {:<13}  {:<15}  {}\n", p.run.name, width, run_status_name(p.state.status),
                missing ? "cannot start" : sweep_action_name(p.action), settings);

@@ -20,6 +20,7 @@
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"
+#include "models/pretrained_model.h"
 #include "train/experiment.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
@@ -35,10 +36,16 @@ namespace fs = std::filesystem;
 
 // --threads is recorded as the run's `threads` (config.resolved.yaml), so that
 // the record says what the run used and a resume without it uses the same.
+// A new run's config, its files checked before the run folder, the tokenizer
+// or the ranks start: a missing one is named with its key.
 ExperimentConfig load_given_experiment(const RunArgs& args, const ConfigArguments& given) {
   ExperimentConfig config =
       load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   if (args.threads >= 0) config.threads = args.threads;
+  if (!config.model.pretrained.empty()) check_model_folder(config.model.pretrained);  // says how to make one
+  if (const auto missing = first_missing_input(config))
+    throw UserError(fmt::format("{}: {} does not exist (relative paths start in the current folder, {})",
+                                given.path, *missing, fs::current_path().string()));
   return config;
 }
 

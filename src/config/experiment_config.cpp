@@ -118,6 +118,19 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
   return load_experiment(path, from_command_line, overlays);
 }
 
+std::optional<std::string> first_missing_input(const ExperimentConfig& config) {
+  std::vector<std::pair<std::string, std::string>> inputs = {{"model.pretrained", config.model.pretrained}};
+  for (const auto& task : config.tasks) {
+    inputs.emplace_back(fmt::format("tasks.{}.train", task.name), task.train);
+    inputs.emplace_back(fmt::format("tasks.{}.dev", task.name), task.dev);
+    inputs.emplace_back(fmt::format("tasks.{}.test", task.name), task.test);
+  }
+  std::error_code ec;
+  for (const auto& [key, path] : inputs)
+    if (!path.empty() && !std::filesystem::exists(path, ec)) return fmt::format("{}: {}", key, path);
+  return std::nullopt;
+}
+
 void check_model_section(ConfigReader r, const ModelSection& m) {
   // A misspelled key would otherwise be carried into model_config.json and
   // read by nothing: the encoder would silently keep the default.

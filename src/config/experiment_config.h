@@ -27,6 +27,7 @@
 //   need not exist yet: the readers check them and name them.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -393,6 +394,11 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 // The same with overrides that remember where they were written (a sweep file).
 ExperimentConfig load_experiment(const std::filesystem::path& path, const std::vector<ConfigOverride>& overrides,
                                  const std::vector<std::filesystem::path>& overlays);
+
+// The first file a new run of `config` reads that does not exist, as "key:
+// path" (relative paths from the current folder): model.pretrained, then each
+// task's train, dev and test; none when all do.
+std::optional<std::string> first_missing_input(const ExperimentConfig& config);
 
 // The rules across model.* keys (tokenizer kind and its files, PAL sizes),
 // for experiments and pretraining configs alike.

@@ -61,4 +61,8 @@ std::string json_text(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string json_text(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace mtbert

@@ -28,5 +28,6 @@ nlohmann::json read_json_file(const std::filesystem::path& path);
 // override) have those bytes written as U+FFFD: nlohmann's dump would throw
 // instead, after a command had half done its work.
 std::string json_text(const nlohmann::json& value, int indent = -1);
+std::string json_text(const nlohmann::ordered_json& value, int indent = -1);  // keys in insertion order
 
 }  // namespace mtbert

@@ -153,7 +153,7 @@ check "  ... naming it" grep -Eq "^mtbert: error: rank [01] of 2 was killed by s
 
 # Bad input that every rank meets: one line (not one per rank, nor a rank's
 # "barrier failed" about the peer that stopped), exit 2, as without --nproc.
-expect_error_after_logs "--nproc: a missing data file is one line, exit 2" "missing-dev.csv: no such file" -- \
+expect_error_after_logs "--nproc: a missing data file is one line naming its key, exit 2" "tasks.sst.dev: .*missing-dev.csv does not exist" -- \
   train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.dev="$dir/missing-dev.csv" --nproc 2 --out "$dir/badn"
 expect_error_after_logs "--nproc: a max_length beyond the positions is one line, exit 2" \
   "tasks.sst.max_length is 1000 but the model has only" -- \
