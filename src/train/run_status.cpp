@@ -47,8 +47,12 @@ RunState inspect_run(const fs::path& folder) {
   else if (recorded == "finished") state.status = RunStatus::finished;
   else if (recorded == "early_stopped") state.status = RunStatus::early_stopped;
   else if (run.has_checkpoint("last")) state.status = RunStatus::interrupted;
-  // Its best checkpoint is a result worth keeping: not a run to clear.
-  else if (run.has_checkpoint("best")) state.status = RunStatus::unresumable;
+  // Its checkpoints/last was removed after it had been written (the run was
+  // interrupted with it, or evaluated twice: each evaluation is followed by
+  // one): the best checkpoint is a result worth keeping, not a run to clear.
+  // A run killed while writing its first is an ordinary failed one.
+  else if (run.has_checkpoint("best") && (recorded == "interrupted" || run.read_metrics().size() >= 2))
+    state.status = RunStatus::unresumable;
   else if (fs::exists(run.resolved_config()) || fs::exists(run.summary())) state.status = RunStatus::failed;
   return state;
 }

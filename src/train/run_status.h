@@ -14,7 +14,7 @@ enum class RunStatus {
   running,        // a process is training in it now (it holds the run lock)
   interrupted,    // stopped with a checkpoint to resume from (checkpoints/last)
   failed,         // started, but stopped before its first checkpoint: only a restart helps
-  unresumable,    // has checkpoints/best but no checkpoints/last (removed by hand): kept, never cleared
+  unresumable,    // checkpoints/best, and checkpoints/last removed after it was written: kept, never cleared
   finished,       // summary.json: finished
   early_stopped,  // summary.json: early_stopped
 };

@@ -45,10 +45,21 @@ TEST_CASE("missing, failed, interrupted, unresumable, finished and early-stopped
   write(dir / "swapping" / "config.resolved.yaml", "");
   fs::create_directories(dir / "swapping" / "checkpoints" / "last.old");
   CHECK(status_of(dir / "swapping") == RunStatus::interrupted);
-  // checkpoints/last removed by hand: the best checkpoint is kept, not cleared.
+  // checkpoints/last removed by hand once written (the run was interrupted
+  // with it, or evaluated twice): the best checkpoint is kept, not cleared.
   write(dir / "no-last" / "summary.json", R"({"status": "interrupted"})");
   fs::create_directories(dir / "no-last" / "checkpoints" / "best");
   CHECK(status_of(dir / "no-last") == RunStatus::unresumable);
+  write(dir / "no-last-2" / "summary.json", R"({"status": "running"})");
+  write(dir / "no-last-2" / "metrics.jsonl", "{\"step\": 10}\n{\"step\": 20}\n");
+  fs::create_directories(dir / "no-last-2" / "checkpoints" / "best");
+  CHECK(status_of(dir / "no-last-2") == RunStatus::unresumable);
+  // Killed after its first evaluation, while writing its first checkpoints/last.
+  write(dir / "first-save" / "summary.json", R"({"status": "running"})");
+  write(dir / "first-save" / "metrics.jsonl", "{\"step\": 10}\n");
+  fs::create_directories(dir / "first-save" / "checkpoints" / "best");
+  fs::create_directories(dir / "first-save" / "checkpoints" / "last.tmp");
+  CHECK(status_of(dir / "first-save") == RunStatus::failed);
 
   write(dir / "done" / "summary.json", R"({"status": "finished", "best": {"overall": 0.5}})");
   fs::create_directories(dir / "done" / "checkpoints" / "last");
