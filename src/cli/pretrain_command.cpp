@@ -144,10 +144,11 @@ void run_pretrain(const RunArgs& args) {
     throw UserError("pretrain needs PRETRAIN.yaml (or --resume RUN_DIR)");
   }
   if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
-  // A finished run is left to the paths below, which say so.
-  if (!args.resume.empty())
-    check_resume(args, "pretrain", [](const fs::path& file) { return resolved_yaml(load_pretrain_config(file)); });
   const LaunchEnv env = launch_env();
+  // A finished run is left to the paths below, which say so. Rank 0 speaks
+  // for a data-parallel job (see train's).
+  if (!args.resume.empty() && env.rank == 0)
+    check_resume(args, "pretrain", [](const fs::path& file) { return resolved_yaml(load_pretrain_config(file)); });
   if (args.nproc > 0) {
     if (env.distributed())
       throw UserError(fmt::format("--nproc starts its own ranks, but this process is already rank {} of {} ({})",

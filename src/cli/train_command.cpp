@@ -151,10 +151,12 @@ void run_train(RunArgs& args) {
     throw UserError("train needs CONFIG.yaml (or --resume RUN_DIR)");
   }
   if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
-  // A finished run is left to the paths below, which print its table.
-  if (!args.resume.empty())
-    check_resume(args, "train", [](const fs::path& file) { return resolved_yaml(load_experiment(file)); });
   const LaunchEnv env = launch_env();
+  // A finished run is left to the paths below, which print its table. Rank 0
+  // speaks for a data-parallel job: the others' look at the folder's lock
+  // (a probe that takes it for a moment) could make rank 0 see it taken.
+  if (!args.resume.empty() && env.rank == 0)
+    check_resume(args, "train", [](const fs::path& file) { return resolved_yaml(load_experiment(file)); });
   if (args.nproc > 0) {
     if (env.distributed())
       throw UserError(fmt::format("--nproc starts its own ranks, but this process is already rank {} of {} ({})",

@@ -76,7 +76,7 @@ void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
           fmt::format("\"{}\" cannot name a run folder: use letters, digits and punctuation other than /", c.name));
   r.check(!c.tasks.empty(), "tasks", "no tasks: add at least one, e.g. tasks: {sst: {train: data/ids-sst-train.csv}}");
   for (const auto& task : c.tasks) check_task(r.section("tasks"), task);
-  check_model_section(r.section("model"), c.model);
+  check_model_section(r.section("model"), c.model, c.source);
   ConfigReader train = r.section("train");
   check_train(train, c.train);
 
@@ -131,10 +131,14 @@ std::optional<std::string> first_missing_input(const ExperimentConfig& config) {
   return std::nullopt;
 }
 
-void check_model_section(ConfigReader r, const ModelSection& m) {
+static bool written_by_a_run(const std::filesystem::path& source) { return source.filename() == "config.resolved.yaml"; }
+
+void check_model_section(ConfigReader r, const ModelSection& m, const std::filesystem::path& source) {
   // A misspelled key would otherwise be carried into model_config.json and
-  // read by nothing: the encoder would silently keep the default.
-  if (const ConfigNode* node = r.raw("config"); node && node->is_map()) {
+  // read by nothing: the encoder would silently keep the default. A run's
+  // own config (or its checkpoint's copy), written by an mtbert that accepted
+  // any key, is read as it was accepted, so that the run resumes.
+  if (const ConfigNode* node = r.raw("config"); node && node->is_map() && !written_by_a_run(source)) {
     const ConfigReader config = r.section("config");
     for (const auto& key : config.keys()) {
       const auto& known = model_config_keys();

@@ -401,8 +401,10 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 std::optional<std::string> first_missing_input(const ExperimentConfig& config);
 
 // The rules across model.* keys (tokenizer kind and its files, PAL sizes),
-// for experiments and pretraining configs alike.
-void check_model_section(ConfigReader r, const ModelSection& m);
+// for experiments and pretraining configs alike; `source` is the config file
+// (a run folder's config.resolved.yaml keeps model.config keys that older
+// versions accepted).
+void check_model_section(ConfigReader r, const ModelSection& m, const std::filesystem::path& source);
 
 // The YAML tree of a config file: its extends: chain merged, then each
 // overlay (without its name and output_dir), then the overrides, then

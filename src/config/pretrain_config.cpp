@@ -13,7 +13,7 @@ namespace {
 void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
   ConfigReader r(root);
   ConfigReader model = r.section("model");
-  check_model_section(model, c.model);
+  check_model_section(model, c.model, c.source);
   model.check(!c.model.freeze_encoder, "freeze_encoder", "pretraining trains the encoder: remove freeze_encoder");
   model.check(!c.model.add_pooler, "add_pooler", "pretraining trains no pooler (MLM only): remove add_pooler");
   model.section("pals").check(c.model.pals.kind == PalKind::none, "kind",

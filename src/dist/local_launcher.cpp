@@ -305,10 +305,13 @@ LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const
     return result;
   }
   // A rank that said what was wrong in one line and exited with 2 (bad
-  // input) is the one to report; else the first that failed.
-  const auto told = std::find_if(failed.begin(), failed.end(), [&](const auto& f) {
+  // input) is the one to report, rank 0 first (its line is on the terminal
+  // already); else the first that failed.
+  auto is_told = [&](const std::pair<size_t, int>& f) {
     return exit_code_of(f.second) == 2 && (f.first == 0 || !outputs[f.first]->error_line().empty());
-  });
+  };
+  auto told = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == 0 && is_told(f); });
+  if (told == failed.end()) told = std::find_if(failed.begin(), failed.end(), is_told);
   const auto& [rank, status] = told != failed.end() ? *told : failed.front();
   result.failure = fmt::format("rank {} of {} {}", rank, nproc, describe_end(status));
   result.exit_code = exit_code_of(status);

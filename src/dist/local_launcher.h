@@ -17,8 +17,10 @@
 // and, by a rank whose peer has gone, as a broken connection: rank 0 writes
 // to this process's stderr, the others through a pipe that passes their
 // output on but keeps their "mtbert: error:" line. A rank that exits with 2
-// (a user error, already told in one line) is the failure to report, and its
-// code is the launcher's; the other ranks' error lines are dropped.
+// (a user error, already told in one line) is the failure to report, rank 0
+// first, and its code is the launcher's; the other ranks' kept error lines
+// are dropped (rank 0's own, about a peer that stopped, reaches the terminal
+// when only another rank met the bad input).
 #include <chrono>
 #include <filesystem>
 #include <string>

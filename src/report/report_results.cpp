@@ -59,7 +59,7 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
   result.sweep = sweep.source;
   std::set<std::string> tags;
   std::set<std::string> tasks;  // of the finished runs: what a column may name
-  bool any_run_finished = false;
+  bool all_runs_finished = true;
   for (size_t index = 0; index < table.rows.size(); ++index) {
     const ReportRow& row = table.rows[index];
     ReportRowResult out;
@@ -85,7 +85,7 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
       for (const auto& column : table.columns)
         if (const auto value = metric(state.summary, row.split, column.key)) values[column.key].push_back(*value);
     }
-    any_run_finished = any_run_finished || any_finished;
+    all_runs_finished = all_runs_finished && out.finished == static_cast<int64_t>(out.runs.size());
     if (out.runs.empty())
       throw UserError(fmt::format("{}: rows[{}].run: no run \"{}\" in sweep {}{} (its runs: {})",
                                   row.run_origin.describe(), index, row.run, sweep.source.string(),
@@ -113,14 +113,15 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
     tags.insert(row_tags.begin(), row_tags.end());
     result.rows.push_back(std::move(out));
   }
-  // A column no finished run has (a misspelled task) would read n/a in every
-  // row, as if the runs had not evaluated it.
-  if (any_run_finished)
+  // A column no run reports (a misspelled task) would read n/a in every row,
+  // as if the runs had not evaluated it. Known once every run has finished:
+  // before, a column may belong to the rows still training.
+  if (all_runs_finished && !table.rows.empty())
     for (const auto& column : table.columns) {
       if (column.key == "overall" || tasks.count(column.key)) continue;
       std::vector<std::string> known(tasks.begin(), tasks.end());
       known.push_back("overall");
-      throw UserError(fmt::format("{}: columns.{}: none of the runs has a task \"{}\"{} (the columns may name {})",
+      throw UserError(fmt::format("{}: columns.{}: none of the runs reports a task \"{}\"{} (the columns may name {})",
                                   table.source.string(), column.key, column.key,
                                   did_you_mean_suffix(column.key, known), fmt::join(known, ", ")));
     }

@@ -18,7 +18,10 @@ std::string quoted_words(const std::vector<std::string>& words) {
 }
 
 // The tail of every task: the same decision as mtbert sweep's, made when the
-// task starts.
+// task starts. What to do with a folder without checkpoints/last is left to
+// `mtbert train --out`: it starts a new run, starts again one that stopped
+// before its first checkpoint (keeping train.log), and refuses one whose
+// checkpoints/last was removed by hand (its best checkpoint is kept).
 constexpr const char* kTaskBody = R"BASH(
 summary="$run/summary.json"
 if [[ -f $summary ]] && grep -Eq '"status": "(finished|early_stopped)"' "$summary"; then
@@ -28,10 +31,6 @@ fi
 if [[ -d $run/checkpoints/last || -d $run/checkpoints/last.old ]]; then
   args=(train --resume "$run")
 else
-  if [[ -f $run/config.resolved.yaml || -f $summary ]]; then
-    # Stopped before its first checkpoint: nothing to resume, start again (keeping train.log).
-    find "$run" -mindepth 1 -maxdepth 1 ! -name train.log -exec rm -rf {} +
-  fi
   args=("${start[@]}")
 fi
 mkdir -p "$run"

@@ -169,9 +169,12 @@ namespace {
 TokenCache open_corpus(const Pretraining& p, const RunDirectory& run, Communicator* comm) {
   const bool waits = comm && !comm->is_main();
   if (waits) comm->barrier();
-  const std::string& cache_dir = p.config.corpus.cache_dir;
-  const fs::path dir =
-      cache_dir.empty() ? run.root() / "cache" : fs::path(path_from_run_start(cache_dir, p.working_directory));
+  // The cache is written as well as read: relative to where the run started,
+  // whether or not it is there now.
+  const fs::path cache_dir(p.config.corpus.cache_dir);
+  const fs::path dir = cache_dir.empty()                                         ? run.root() / "cache"
+                       : cache_dir.is_relative() && !p.working_directory.empty() ? p.working_directory / cache_dir
+                                                                                  : cache_dir;
   TokenCache cache = TokenCache::open_or_build(dir, corpus_sources(p.config.corpus, p.working_directory),
                                                *p.tokenizer, p.tokenizer_files, p.config.corpus.max_length);
   if (comm && !waits) comm->barrier();

@@ -176,6 +176,10 @@ TEST_CASE("model.config keeps HuggingFace keys as JSON and checks the keys and t
                            "\"num_hidden_layers\"?)"));
   CHECK_THAT(error_of(dir, std::string(kMinimal) + "model: {config: {label: x}}\n"),
              ContainsSubstring(":4: model.config.label: not a key the encoder reads; those are model_type, vocab_size"));
+  // A run folder's own config, written by a version that accepted any key,
+  // still loads, so that the run can be resumed and evaluated.
+  CHECK(error_of(dir, std::string(kMinimal) + "model: {pretrained: m, config: {label: x}}\n", {},
+                 "config.resolved.yaml") == "(no error)");
   CHECK_THAT(error_of(dir, std::string(kMinimal), {"model.config.hidden_sise=64"}),
              Equals("command line: model.config.hidden_sise: not a key the encoder reads (did you mean "
                     "\"hidden_size\"?)"));

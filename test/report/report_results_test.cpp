@@ -108,8 +108,11 @@ TEST_CASE("a test row of unlabeled test files has no numbers but says why", "[re
 TEST_CASE("a column naming no task of the finished runs is an error", "[report_results]") {
   Fixture f;
   f.table.columns[1].key = "quora";
+  // Not while a row's runs are still training: the column may be theirs.
+  CHECK_NOTHROW(mtbert::collect_report(f.table, f.sweep, f.dir / "runs"));
+  f.table.rows.erase(f.table.rows.begin() + 1);  // B, whose seed 2 is interrupted
   CHECK_THROWS_WITH(mtbert::collect_report(f.table, f.sweep, f.dir / "runs"),
-                    ContainsSubstring("t.yaml: columns.quora: none of the runs has a task \"quora\"") &&
+                    ContainsSubstring("t.yaml: columns.quora: none of the runs reports a task \"quora\"") &&
                         ContainsSubstring("(the columns may name para, sst, sts, overall)"));
 }
 
