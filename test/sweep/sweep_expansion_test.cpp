@@ -175,7 +175,7 @@ TEST_CASE("expansion errors: duplicate names, overrides of swept keys", "[sweep_
   CHECK_NOTHROW(mtbert::expand_sweep(plain, "r", {"seed=4"}));
 }
 
-TEST_CASE("--only selects runs by name or by group, with wildcards, in the sweep's order", "[sweep_expansion]") {
+TEST_CASE("sweep --only selects runs by name or by group, with wildcards, in the sweep's order", "[sweep_expansion]") {
   mtbert::test::TempDir dir;
   const auto spec = mtbert::load_sweep(
       dir.write("s.yaml", "name: t\nexperiments: [baseline.yaml, smart.yaml, pal.yaml]\nseeds: [1, 2]\n"));
