@@ -128,8 +128,7 @@ class RankOutput {
     }
     pending_.erase(0, start);
     const std::string_view rest(pending_);
-    const bool may_be_error = kErrorPrefix.substr(0, std::min(rest.size(), kErrorPrefix.size())) ==
-                              rest.substr(0, std::min(rest.size(), kErrorPrefix.size()));
+    const bool may_be_error = kErrorPrefix.substr(0, rest.size()) == rest.substr(0, kErrorPrefix.size());
     if (!rest.empty() && (at_end || !may_be_error)) {
       if (starts_with_prefix(rest)) error_ = std::string(rest.substr(kErrorPrefix.size()));
       else std::fwrite(rest.data(), 1, rest.size(), stderr);
