@@ -185,6 +185,10 @@ struct TrainSection {
   SamplerConfig sampler;
   PcgradConfig pcgrad;
   bool bucket_by_length = true;
+  // The tasks of a step (the mixed sampler's batches) share one encoder pass
+  // and one backward, their batches padded to the longest; false: one pass and
+  // one backward per task, which holds one task's activations at a time.
+  bool join_tasks = true;
   int64_t eval_every_steps = 0;  // 0: at the end of each epoch
   int64_t early_stopping_patience = 0;  // evaluations without improvement; 0: off
   BadRowPolicy on_bad_row = BadRowPolicy::error;
@@ -352,6 +356,7 @@ void describe(V& v, TrainSection& t) {
   v.section("sampler", t.sampler);
   v.section("pcgrad", t.pcgrad);
   v.key("bucket_by_length", t.bucket_by_length);
+  v.key("join_tasks", t.join_tasks);
   v.key("eval_every_steps", t.eval_every_steps, Range{0, limits::kSteps});
   v.key("early_stopping_patience", t.early_stopping_patience, Range{0, limits::kSteps});
   v.key("on_bad_row", t.on_bad_row);

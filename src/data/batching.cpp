@@ -97,6 +97,7 @@ TaskBatch make_batch(const EncodedSplit& split, const std::vector<int64_t>& indi
   batch.task = split.task;
   batch.indices = indices;
   batch.global_size = batch.size();
+  batch.pad_id = split.pad_id;
   for (int64_t s = 0; s < split.segments; ++s) {
     std::vector<Encoding> rows;
     rows.reserve(indices.size());

@@ -22,6 +22,7 @@ struct TaskBatch {
   // The examples of the whole batch, every data-parallel shard together
   // (size() when unsharded). A shard may be empty: no segments, no labels.
   int64_t global_size = 0;
+  int64_t pad_id = 0;  // the tokenizer's padding id, under mask 0
   int64_t size() const { return static_cast<int64_t>(indices.size()); }
   // The segments as the model takes them, on its device.
   std::vector<TokenBatch> segments_on(torch::Device device) const;

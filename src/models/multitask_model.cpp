@@ -80,20 +80,81 @@ torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, cons
 
 EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const torch::Tensor& embedded,
                                                  const TokenBatch& inputs) {
-  if (pal_config_.kind == PalKind::none) return bert->encode(embedded, inputs.attention_mask, EncoderContext{});
-  // The PALs' attention masks padding as the encoder's does.
-  const auto bias = attention_bias_from_mask(inputs.attention_mask, embedded.scalar_type());
-  if (pal_config_.kind == PalKind::parallel) {
-    EncoderContext ctx;
-    ParallelPals own(std::dynamic_pointer_cast<ParallelPalsImpl>((*pals)[task]));
-    ctx.parallel_adapter = [own, bias](int64_t layer, const torch::Tensor& input) mutable {
-      return own->forward(layer, input, bias);
-    };
-    return bert->encode(embedded, inputs.attention_mask, ctx);
+  return encode_routed({{task, embedded.size(0)}}, embedded, inputs.attention_mask);
+}
+
+namespace {
+
+// f(k, rows of route k) over the routes, concatenated by rows: a per-task
+// module applied to its own rows of a joined input.
+template <class F>
+torch::Tensor by_route(const std::vector<MultitaskModelImpl::RowRoute>& routes, const torch::Tensor& t, F&& f) {
+  if (routes.size() == 1) return f(0, t);
+  std::vector<torch::Tensor> parts;
+  parts.reserve(routes.size());
+  int64_t row = 0;
+  for (size_t k = 0; k < routes.size(); ++k) {
+    parts.push_back(f(k, t.narrow(0, row, routes[k].rows)));
+    row += routes[k].rows;
   }
-  EncoderOutput out = bert->run_layers(embedded, inputs.attention_mask, EncoderContext{});
-  out.last_hidden_state = (*pals)[task]->as<TopPalImpl>()->forward(out.last_hidden_state, bias);
+  return torch::cat(parts);
+}
+
+}  // namespace
+
+EncoderOutput MultitaskModelImpl::encode_routed(const std::vector<RowRoute>& routes, const torch::Tensor& embedded,
+                                                const torch::Tensor& attention_mask) {
+  if (pal_config_.kind == PalKind::none) return bert->encode(embedded, attention_mask, EncoderContext{});
+  // The PALs' attention masks padding as the encoder's does.
+  const auto bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
+  // Each route's rows of the bias, cut once here rather than in every layer.
+  std::vector<torch::Tensor> biases;
+  int64_t row = 0;
+  for (const auto& r : routes) {
+    biases.push_back(routes.size() == 1 ? bias : bias.narrow(0, row, r.rows));
+    row += r.rows;
+  }
+  if (pal_config_.kind == PalKind::parallel) {
+    std::vector<ParallelPals> own;
+    for (const auto& r : routes) own.emplace_back(std::dynamic_pointer_cast<ParallelPalsImpl>((*pals)[r.task]));
+    EncoderContext ctx;
+    ctx.parallel_adapter = [own, routes, biases](int64_t layer, const torch::Tensor& input) mutable {
+      return by_route(routes, input, [&](size_t k, const torch::Tensor& rows) {
+        return own[k]->forward(layer, rows, biases[k]);
+      });
+    };
+    return bert->encode(embedded, attention_mask, ctx);
+  }
+  EncoderOutput out = bert->run_layers(embedded, attention_mask, EncoderContext{});
+  out.last_hidden_state = by_route(routes, out.last_hidden_state, [&](size_t k, const torch::Tensor& rows) {
+    return (*pals)[routes[k].task]->as<TopPalImpl>()->forward(rows, biases[k]);
+  });
   return bert->pooled(std::move(out));
+}
+
+std::vector<torch::Tensor> MultitaskModelImpl::forward_joined(const JoinedBatch& joined) {
+  std::vector<RowRoute> routes;
+  for (const auto& part : joined.parts) {
+    check_segments(part.task, static_cast<size_t>(part.segments));
+    routes.push_back({part.task, part.all_rows()});
+  }
+  const auto& tokens = joined.tokens;
+  const EncoderOutput out =
+      encode_routed(routes, bert->embed(tokens.input_ids, tokens.token_type_ids), tokens.attention_mask);
+  std::vector<torch::Tensor> outputs;
+  outputs.reserve(joined.parts.size());
+  for (const auto& part : joined.parts) {
+    TaskHead task_head = head(part.task);
+    std::vector<torch::Tensor> pooled;
+    for (int64_t s = 0; s < part.segments; ++s) {
+      const int64_t first = part.segment_row(s);
+      EncoderOutput rows{out.last_hidden_state.narrow(0, first, part.rows)};
+      if (out.pooler_output.defined()) rows.pooler_output = out.pooler_output.narrow(0, first, part.rows);
+      pooled.push_back(pool(rows, tokens.attention_mask.narrow(0, first, part.rows), task_head->spec().pooling));
+    }
+    outputs.push_back(task_head->forward(pooled));
+  }
+  return outputs;
 }
 
 std::vector<torch::Tensor> MultitaskModelImpl::embedding_sums(const std::string& task,

@@ -9,6 +9,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/moduledict.h>
 
+#include "core/joined_batch.h"
 #include "models/bert_model.h"
 #include "models/encoder_inputs.h"
 #include "models/pal_config.h"
@@ -29,6 +30,13 @@ class MultitaskModelImpl : public torch::nn::Module {
   // segments: the one or two inputs of a batch (two for siamese pairs).
   // Returns the head's raw outputs (see task_head.h).
   torch::Tensor forward(const std::string& task, const std::vector<TokenBatch>& segments);
+
+  // One encoder pass over the batches of several tasks (joined.tokens on the
+  // model's device): each part's rows through its task's PALs, pooling and
+  // head. Returns each part's raw outputs, in the order of joined.parts; equal
+  // to forward(part.task, its segments) to rounding (padding is masked, but
+  // sums over keys and tokens may add in another order).
+  std::vector<torch::Tensor> forward_joined(const JoinedBatch& joined);
 
   // forward() in two halves, for SMART and SiFT: the embedding output of each
   // segment, then everything after it. forward_embedded(embed(x)) == forward(x).
@@ -75,6 +83,17 @@ class MultitaskModelImpl : public torch::nn::Module {
   // One segment's embedding output through the encoder, with the task's PALs
   // when there are.
   EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const TokenBatch& inputs);
+
+  // Consecutive rows of an encoder input that belong to one task.
+  struct RowRoute {
+    std::string task;
+    int64_t rows = 0;
+  };
+  // The embedding output's rows [R, N, H] through the encoder, the rows of
+  // each route (in order, covering all R) through its task's PALs when there
+  // are; attention_mask [R, N].
+  EncoderOutput encode_routed(const std::vector<RowRoute>& routes, const torch::Tensor& embedded,
+                              const torch::Tensor& attention_mask);
 
   BertModel bert{nullptr};
   torch::nn::ModuleDict heads{nullptr};

@@ -3,11 +3,13 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
 #include "core/internal_error.h"
 #include "core/user_error.h"
+#include "data/join_batches.h"
 #include "dist/communicator.h"
 #include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
@@ -157,22 +159,86 @@ torch::Tensor TrainStep::task_loss(const TaskConfig& config, const TaskBatch& ba
   return loss;
 }
 
+std::string TrainStep::alone_reason(const TaskConfig& config) const {
+  if (pcgrad_) return "PCGrad needs each task's own gradient";
+  if (!train_.join_tasks) return "train.join_tasks is false";
+  if (config.smart.enabled) return "SMART perturbs its own embeddings";
+  if (config.sift.enabled) return "SiFT perturbs its own embeddings";
+  return "";
+}
+
+std::string TrainStep::pass_plan() const {
+  constexpr const char* kApart = "one encoder pass and one backward per task";
+  if (pcgrad_ || !train_.join_tasks) return fmt::format("{}: {}", kApart, alone_reason(tasks_.front()));
+  std::vector<std::string> joined, alone;
+  for (const auto& t : tasks_) {
+    const auto why = alone_reason(t);
+    if (why.empty()) joined.push_back(t.name);
+    else alone.push_back(fmt::format("{} ({})", t.name, why));
+  }
+  if (joined.size() < 2) return fmt::format("{}: {}", kApart, fmt::join(alone, ", "));
+  std::string plan = fmt::format("tasks {} share one encoder pass and one backward per step", fmt::join(joined, ", "));
+  if (!alone.empty()) plan += fmt::format("; their own pass: {}", fmt::join(alone, ", "));
+  return plan;
+}
+
+double TrainStep::loss_scale(const TaskConfig& config, const TaskBatch& batch) const {
+  const double shard_weight = batch.global_size > 0 ? static_cast<double>(batch.size() * world_size_) /
+                                                          static_cast<double>(batch.global_size)
+                                                    : 1.0;
+  return config.loss_weight * shard_weight / static_cast<double>(train_.grad_accumulation);
+}
+
 void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
-  const TaskConfig& config = task(name);
+  check_invariant(batch.task == name || batch.size() == 0, "TrainStep: a batch of {} handed in as {}", batch.task,
+                  name);
+  TaskBatch named = batch;
+  named.task = name;
+  accumulate(std::vector<TaskBatch>{std::move(named)});
+}
+
+void TrainStep::accumulate(const std::vector<TaskBatch>& batches) {
+  if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
+  std::vector<const TaskBatch*> joined;
+  for (const auto& batch : batches) {
+    if (batch.size() > 0 && alone_reason(task(batch.task)).empty()) joined.push_back(&batch);
+    else accumulate_alone(batch);
+  }
+  if (joined.size() == 1) accumulate_alone(*joined.front());
+  else if (!joined.empty()) accumulate_joined(joined);
+}
+
+void TrainStep::accumulate_alone(const TaskBatch& batch) {
+  const TaskConfig& config = task(batch.task);
   if (batch.size() == 0) {
     // An empty data-parallel shard: zeros, so that the ranks still exchange
     // the same gradients (and PCGrad the same number of task gradients).
     if (pcgrad_) pcgrad_->capture_task_gradient();
     return;
   }
-  const double shard_weight = batch.global_size > 0 ? static_cast<double>(batch.size() * world_size_) /
-                                                          static_cast<double>(batch.global_size)
-                                                    : 1.0;
-  if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
   auto loss = task_loss(config, batch);
-  (loss * (config.loss_weight * shard_weight / static_cast<double>(train_.grad_accumulation))).backward();
+  (loss * loss_scale(config, batch)).backward();
   if (pcgrad_) pcgrad_->capture_task_gradient();
-  losses_.add(name, loss);
+  losses_.add(batch.task, loss);
+}
+
+void TrainStep::accumulate_joined(const std::vector<const TaskBatch*>& batches) {
+  JoinedBatch joined = join_batches(batches);
+  joined.tokens = joined.tokens.to(device_);
+  std::vector<torch::Tensor> losses;
+  {
+    const AutocastScope autocast(device_, precision_ == Precision::bf16);
+    const auto outputs = model_->forward_joined(joined);
+    for (size_t k = 0; k < batches.size(); ++k)
+      losses.push_back(model_->head(batches[k]->task)->loss(outputs[k], to_device(batches[k]->labels, device_)));
+  }
+  torch::Tensor total;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const auto weighted = losses[k] * loss_scale(task(batches[k]->task), *batches[k]);
+    total = total.defined() ? total + weighted : weighted;
+  }
+  total.backward();
+  for (size_t k = 0; k < batches.size(); ++k) losses_.add(batches[k]->task, losses[k]);
 }
 
 void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {

@@ -2,11 +2,15 @@
 // One optimizer step of multi-task training, the only place that knows how
 // one is taken (the trainer and `mtbert bench` both use it):
 //
-//   accumulate(task, batch), for each batch of the step:
-//     the task's forward pass under the experiment's precision, its loss
-//     (+ SMART, SiFT and the Bregman term where the task asks for them),
-//     backward scaled by loss_weight / grad_accumulation, and with PCGrad the
-//     task's gradient set aside;
+//   accumulate(batches), the batches of one (micro-)step, one per task:
+//     the tasks that may share a pass (train.join_tasks, no PCGrad, no SMART
+//     or SiFT: those need a task's own gradient or its own perturbed pass) run
+//     one encoder pass over all their rows (data/join_batches.h), each head on
+//     its rows, and one backward of the sum of their losses, each scaled by
+//     loss_weight / grad_accumulation; the others run alone: the task's forward
+//     pass under the experiment's precision, its loss (+ SMART, SiFT and the
+//     Bregman term where the task asks for them), its backward, and with
+//     PCGrad the task's gradient set aside;
 //   apply(lr_factor, rng):
 //     PCGrad's projections, global-norm clipping, each group's LR (its base
 //     times the schedule's factor), AdamW, the gradients cleared (to none), and
@@ -79,10 +83,15 @@ class TrainStep {
   // data-parallel shard weighs its gradient by its share of the global batch
   // (size / global_size), so that the average over ranks is the gradient of
   // the whole batch's mean loss; an empty shard contributes zeros.
+  void accumulate(const std::vector<TaskBatch>& batches);
   void accumulate(const std::string& task, const TaskBatch& batch);
   // Ends optimizer step `step` (0-based; see above); `rng` orders PCGrad's
   // projections.
   void apply(double lr_factor, int64_t step, std::mt19937_64& rng);
+
+  // How the step runs its tasks' passes, for the log: which tasks share one
+  // encoder pass and why the others run alone.
+  std::string pass_plan() const;
 
   torch::optim::AdamW& optimizer() { return *optimizer_; }
   // SMART's momentum teacher, or null.
@@ -94,6 +103,13 @@ class TrainStep {
 
  private:
   torch::Tensor task_loss(const TaskConfig& task, const TaskBatch& batch);
+  // Why `task` runs its own pass ("" when it may share one).
+  std::string alone_reason(const TaskConfig& task) const;
+  void accumulate_alone(const TaskBatch& batch);
+  void accumulate_joined(const std::vector<const TaskBatch*>& batches);
+  // The factor of a batch's loss: its task's loss_weight, its data-parallel
+  // shard's share of the global batch, 1 / grad_accumulation.
+  double loss_scale(const TaskConfig& task, const TaskBatch& batch) const;
   const TaskConfig& task(const std::string& name) const;
 
   MultitaskModel model_;

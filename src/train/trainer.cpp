@@ -78,6 +78,7 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run, Communicator* comm)
 
   step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device,
                                       total_optimizer_steps_);
+  if (t.sampler.kind == SamplerKind::mixed && e_.config.tasks.size() > 1) spdlog::info("{}", step_->pass_plan());
   schedule_ = std::make_unique<LrSchedule>(t.schedule, t.lr, total_optimizer_steps_, optimizer_steps_per_epoch_);
   host_rng_.seed(e_.config.seed);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
@@ -138,11 +139,12 @@ int64_t Trainer::accumulate_batches(const std::vector<std::vector<int64_t>>& pla
   const auto steps = static_cast<int64_t>(plan.size());
   int64_t examples = 0;
   for (int64_t micro = 0; micro < e_.config.train.grad_accumulation && progress_.step_in_epoch < steps; ++micro) {
+    std::vector<TaskBatch> batches;
     for (const int64_t task_index : plan[progress_.step_in_epoch]) {
-      TaskBatch batch = streams_.at(sampler_tasks_[task_index])->next();
-      step_->accumulate(sampler_tasks_[task_index], batch);
-      examples += batch.global_size;
+      batches.push_back(streams_.at(sampler_tasks_[task_index])->next());
+      examples += batches.back().global_size;
     }
+    step_->accumulate(batches);
     ++progress_.step_in_epoch;
   }
   progress_.examples_seen += examples;

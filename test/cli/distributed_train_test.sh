@@ -48,6 +48,20 @@ pcgrad=(train.sampler.kind=mixed train.pcgrad.enabled=true)
   --no-progress >/dev/null 2>"$dir/pc2.log"
 check "PCGrad: 2 ranks x batch 4 == 1 rank x batch 8" within "$dir/pc1" "$dir/pc2" 1e-5
 
+# The mixed sampler's step: one encoder pass over the three tasks' batches
+# (train.join_tasks, the default), against one pass per task and on 2 ranks.
+mixed=(train.sampler.kind=mixed)
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${mixed[@]}" train.batch_size=8 --out "$dir/mix1" --no-progress \
+  >/dev/null 2>"$dir/mix1.log"
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${mixed[@]}" train.join_tasks=false train.batch_size=8 \
+  --out "$dir/mix1-apart" --no-progress >/dev/null 2>&1
+"$bin" train experiments/quickstart.yaml "${tiny[@]}" "${mixed[@]}" train.batch_size=4 --nproc 2 --out "$dir/mix2" \
+  --no-progress >/dev/null 2>&1
+check "mixed sampler: the log says the tasks share one encoder pass" \
+  grep -q "tasks sst, para, sts share one encoder pass and one backward per step" "$dir/mix1.log"
+check "  ... which trains as one pass per task does (<= 1e-5)" within "$dir/mix1" "$dir/mix1-apart" 1e-5
+check "  ... and 2 ranks x batch 4 as 1 rank x batch 8" within "$dir/mix1" "$dir/mix2" 1e-5
+
 accumulate=(train.grad_accumulation=2)
 "$bin" train experiments/quickstart.yaml "${tiny[@]}" "${accumulate[@]}" train.batch_size=8 --out "$dir/acc1" \
   --no-progress >/dev/null 2>&1

@@ -92,6 +92,7 @@ void check_same(const mtbert::ExperimentConfig& a, const mtbert::ExperimentConfi
   CHECK(ra.pcgrad.enabled == rb.pcgrad.enabled);
   CHECK(ra.pcgrad.reduction == rb.pcgrad.reduction);
   CHECK(ra.bucket_by_length == rb.bucket_by_length);
+  CHECK(ra.join_tasks == rb.join_tasks);
   CHECK(ra.eval_every_steps == rb.eval_every_steps);
   CHECK(ra.early_stopping_patience == rb.early_stopping_patience);
   CHECK(ra.on_bad_row == rb.on_bad_row);
@@ -184,6 +185,7 @@ TEST_CASE("every field and awkward values survive the round trip", "[resolved_ya
   r.sampler = {mtbert::SamplerKind::mixed, 1.5, 0.3, 77};
   r.pcgrad = {true, mtbert::PcgradReduction::mean};
   r.bucket_by_length = false;
+  r.join_tasks = false;
   r.eval_every_steps = 50;
   r.early_stopping_patience = 0;
   r.on_bad_row = mtbert::BadRowPolicy::skip;

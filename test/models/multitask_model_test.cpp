@@ -9,6 +9,8 @@
 #include "models/bert_layer.h"
 #include "models/multitask_model.h"
 #include "models/parallel_pals.h"
+#include "data/join_batches.h"
+#include "support/every_head.h"
 #include "support/pal_reference.h"
 #include "support/test_support.h"
 #include "support/tiny_multitask.h"
@@ -352,4 +354,31 @@ TEST_CASE("a parallel PAL joins each layer as LN(a + FFN(a) + PAL_l(h)), h the l
   }
   const auto got = model->encode_segment("sst", embedded, batch).last_hidden_state;
   CHECK(test::max_abs_diff(got, h) < 1e-5);
+}
+
+TEST_CASE("one encoder pass over several tasks' batches gives each task's own forward, every head kind and PAL kind",
+          "[models][multitask][join]") {
+  const auto heads = mtbert::test::every_head_kind();
+  PalConfig pals;
+  pals.rank = 4;
+  pals.heads = 2;
+  for (const PalKind kind : {PalKind::none, PalKind::parallel, PalKind::top}) {
+    pals.kind = kind;
+    INFO("PALs " << static_cast<int>(kind));
+    torch::manual_seed(9);
+    MultitaskModel model(tiny_encoder(tiny_config()), heads, pals);
+    model->eval();
+    const auto batches = mtbert::test::batch_per_head(heads, 10);
+    std::vector<const TaskBatch*> all;
+    for (const auto& b : batches) all.push_back(&b);
+    const auto outputs = model->forward_joined(join_batches(all));
+    REQUIRE(outputs.size() == batches.size());
+    for (size_t k = 0; k < batches.size(); ++k) {
+      INFO(batches[k].task);
+      const auto own = model->forward(batches[k].task, batches[k].segments);
+      CHECK(outputs[k].sizes() == own.sizes());
+      // Padding is masked; only the order of sums over keys and tokens moves.
+      CHECK(torch::allclose(outputs[k], own, 1e-5, 1e-6));
+    }
+  }
 }

@@ -6,10 +6,12 @@
 
 #include <torch/torch.h>
 
+#include "core/op_profile.h"
 #include "core/torch_compat.h"
 #include "models/multitask_model.h"
 #include "optim/optimizer.h"
 #include "optim/pcgrad.h"
+#include "support/every_head.h"
 #include "support/test_support.h"
 #include "support/tiny_multitask.h"
 
@@ -252,4 +254,135 @@ TEST_CASE("PCGrad in a training step hands AdamW the projected sum of the task g
     ++i;
   }
   CHECK(worst < 1e-6);
+}
+
+// In double precision the two agree to 1e-10 of each gradient's scale: the
+// same arithmetic up to the order of sums. In float32 that order moves
+// gradients by up to ~3e-5 of their scale here (small tiny-model gradients that
+// cancel), so float32 is held to 1e-4.
+TEST_CASE("one encoder pass over a step's tasks gives the per-task passes' losses and gradients, every head and PAL kind",
+          "[train][step][join]") {
+  const auto heads = mtbert::test::every_head_kind();
+  std::vector<TaskConfig> tasks;
+  for (const auto& h : heads) tasks.push_back(task_config(h.task));
+  tasks[1].loss_weight = 0.5;
+  tasks[4].loss_weight = 2.0;
+  PalConfig pals;
+  pals.rank = 4;
+  pals.heads = 2;
+  for (const auto dtype : {torch::kDouble, torch::kFloat}) {
+    auto batches = mtbert::test::batch_per_head(heads, 31);
+    batches[2].global_size = 3 * batches[2].size();  // a data-parallel shard: a third of its global batch
+    for (auto& b : batches) b.labels = b.labels.to(dtype);
+    const double tolerance = dtype == torch::kDouble ? 1e-10 : 1e-4;
+    for (const PalKind kind : {PalKind::none, PalKind::parallel, PalKind::top}) {
+      pals.kind = kind;
+      INFO("PALs " << static_cast<int>(kind) << ", " << (dtype == torch::kDouble ? "double" : "float"));
+      struct Result {
+        std::vector<torch::Tensor> gradients;
+        nlohmann::json losses;
+      };
+      const auto run = [&](bool join) {
+        torch::manual_seed(8);
+        MultitaskModel model(tiny_encoder(tiny_config()), heads, pals);
+        model->to(dtype);
+        model->eval();
+        TrainSection train = plain_training();
+        train.join_tasks = join;
+        train.grad_accumulation = 2;
+        TrainStep step(model, tasks, train, Precision::fp32, torch::kCPU, 10);
+        step.accumulate(batches);
+        return Result{gradients(model), step.losses().mean_json()};
+      };
+      const auto joined = run(true), alone = run(false);
+      for (size_t i = 0; i < joined.gradients.size(); ++i) {
+        const double scale = std::max(alone.gradients[i].abs().max().item<double>(), 1e-2);
+        INFO("parameter " << i << ", largest |gradient| " << scale);
+        CHECK((joined.gradients[i] - alone.gradients[i]).abs().max().item<double>() <= tolerance * scale);
+      }
+      for (const auto& h : heads) {
+        INFO(h.task);
+        CHECK(joined.losses.at(h.task).get<double>() == Approx(alone.losses.at(h.task).get<double>()).epsilon(tolerance));
+      }
+    }
+  }
+}
+
+TEST_CASE("the step says which tasks share a pass and why the others run alone", "[train][step][join]") {
+  auto model = tiny_model();
+  auto smart = task_config("sst");
+  smart.smart.enabled = true;
+  {
+    TrainStep step(model, {task_config("sst"), task_config("para")}, plain_training(), Precision::fp32, torch::kCPU, 10);
+    CHECK(step.pass_plan() == "tasks sst, para share one encoder pass and one backward per step");
+  }
+  {
+    auto model3 = tiny_model();
+    TrainStep step(model3, {smart, task_config("para")}, plain_training(), Precision::fp32, torch::kCPU, 10);
+    CHECK(step.pass_plan() ==
+          "one encoder pass and one backward per task: sst (SMART perturbs its own embeddings)");
+  }
+  {
+    auto sts = task_config("sts");
+    MultitaskModel three(tiny_encoder(tiny_config(2)),
+                         std::vector<HeadSpec>{head_spec("sst", TaskTarget::classes, 3),
+                                               head_spec("para", TaskTarget::binary, 0, PairMode::cross),
+                                               head_spec("sts", TaskTarget::regression, 0, PairMode::cross)});
+    TrainStep step(three, {smart, task_config("para"), sts}, plain_training(), Precision::fp32, torch::kCPU, 10);
+    CHECK(step.pass_plan() == "tasks para, sts share one encoder pass and one backward per step; their own pass: "
+                              "sst (SMART perturbs its own embeddings)");
+  }
+  TrainSection pcgrad = plain_training();
+  pcgrad.pcgrad.enabled = true;
+  TrainStep step(model, {task_config("sst"), task_config("para")}, pcgrad, Precision::fp32, torch::kCPU, 10);
+  CHECK(step.pass_plan() == "one encoder pass and one backward per task: PCGrad needs each task's own gradient");
+}
+
+// What a CUDA graph could not capture and what would stall a GPU's queue:
+// operators that hand a tensor's value to the host.
+TEST_CASE("a training step reads no tensor value on the host: one pass, bf16, PALs, DeBERTa, clipping",
+          "[train][step][join]") {
+  const auto heads = mtbert::test::every_head_kind();
+  std::vector<TaskConfig> tasks;
+  for (const auto& h : heads) tasks.push_back(task_config(h.task));
+  const auto batches = mtbert::test::batch_per_head(heads, 12);
+  struct Setting {
+    const char* name;
+    Precision precision;
+    PalKind pals;
+    bool deberta;
+  };
+  for (const Setting& setting : {Setting{"fp32", Precision::fp32, PalKind::none, false},
+                                 Setting{"bf16", Precision::bf16, PalKind::none, false},
+                                 Setting{"parallel PALs", Precision::fp32, PalKind::parallel, false},
+                                 Setting{"top PAL", Precision::fp32, PalKind::top, false},
+                                 Setting{"DeBERTa", Precision::fp32, PalKind::none, true}}) {
+    INFO(setting.name);
+    ModelConfig config = tiny_config();
+    if (setting.deberta) use_deberta_v3_attention(config, {"c2p", "p2c"});
+    PalConfig pals;
+    pals.kind = setting.pals;
+    pals.rank = 4;
+    pals.heads = 2;
+    torch::manual_seed(3);
+    MultitaskModel model(tiny_encoder(config), heads, pals);
+    model->train();
+    TrainSection train = plain_training();
+    train.grad_clip = 1.0;
+    TrainStep step(model, tasks, train, setting.precision, torch::kCPU, 10);
+    std::mt19937_64 rng(0);
+    const auto one_step = [&] {
+      step.accumulate(batches);
+      step.apply(1.0, 0, rng);
+    };
+    one_step();  // per-length tables (DeBERTa's relative positions) are made once, before
+    const auto ops = profile_ops(one_step, 2);
+    for (const auto& op : ops) {
+      INFO(op.op);
+      CHECK(op.op != "aten::_local_scalar_dense");  // item(), is_nonzero(), a bool of a tensor
+      CHECK(op.op != "aten::item");
+      CHECK(op.op != "aten::nonzero");
+      CHECK(op.op != "aten::equal");
+    }
+  }
 }

@@ -1,0 +1,67 @@
+// join_batches: the rows of several tasks' batches stacked, each segment
+// padded to the longest with its batch's pad id, mask 0 and token type 0.
+#include "data/join_batches.h"
+
+#include <torch/torch.h>
+
+#include "support/test_support.h"
+
+using namespace mtbert;
+
+namespace {
+
+TokenBatch tokens(std::vector<std::vector<int64_t>> ids, bool with_types = true) {
+  const int64_t rows = static_cast<int64_t>(ids.size()), length = static_cast<int64_t>(ids[0].size());
+  std::vector<int64_t> flat;
+  for (const auto& row : ids) flat.insert(flat.end(), row.begin(), row.end());
+  TokenBatch t;
+  t.input_ids = torch::tensor(flat, torch::kLong).view({rows, length});
+  t.attention_mask = torch::ones({rows, length}, torch::kLong);
+  if (with_types) t.token_type_ids = torch::ones({rows, length}, torch::kLong);
+  return t;
+}
+
+TaskBatch batch(std::string task, std::vector<TokenBatch> segments, int64_t pad_id) {
+  TaskBatch b;
+  b.task = std::move(task);
+  b.segments = std::move(segments);
+  for (int64_t i = 0; i < b.segments[0].input_ids.size(0); ++i) b.indices.push_back(i);
+  b.global_size = b.size();
+  b.pad_id = pad_id;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("join_batches stacks every segment's rows, padded to the longest", "[data][join]") {
+  const auto a = batch("a", {tokens({{5, 6}, {7, 8}})}, 0);
+  const auto b = batch("b", {tokens({{1, 2, 3}}, false), tokens({{4, 5, 6, 7}}, false)}, 3);
+  const auto joined = join_batches({&a, &b});
+
+  REQUIRE(joined.parts.size() == 2);
+  CHECK(joined.parts[0].task == "a");
+  CHECK(joined.parts[0].first_row == 0);
+  CHECK(joined.parts[0].rows == 2);
+  CHECK(joined.parts[0].segments == 1);
+  CHECK(joined.parts[1].task == "b");
+  CHECK(joined.parts[1].first_row == 2);
+  CHECK(joined.parts[1].rows == 1);
+  CHECK(joined.parts[1].segments == 2);
+  CHECK(joined.parts[1].segment_row(1) == 3);
+
+  // a's rows padded with its pad id 0, b's with 3; masks 0 and token types 0
+  // on padding, b's missing token types 0 everywhere.
+  CHECK(torch::equal(joined.tokens.input_ids,
+                     torch::tensor({5, 6, 0, 0, 7, 8, 0, 0, 1, 2, 3, 3, 4, 5, 6, 7}, torch::kLong).view({4, 4})));
+  CHECK(torch::equal(joined.tokens.attention_mask,
+                     torch::tensor({1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1}, torch::kLong).view({4, 4})));
+  CHECK(torch::equal(joined.tokens.token_type_ids,
+                     torch::tensor({1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, torch::kLong).view({4, 4})));
+}
+
+TEST_CASE("join_batches refuses an empty batch (an empty data-parallel shard runs alone)", "[data][join]") {
+  const auto a = batch("a", {tokens({{5, 6}})}, 0);
+  TaskBatch empty;
+  empty.task = "b";
+  CHECK_THROWS(join_batches({&a, &empty}));
+}
