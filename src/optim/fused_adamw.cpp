@@ -67,6 +67,11 @@ torch::optim::AdamWParamState& FusedAdamW::state_of(const torch::Tensor& p) {
   return static_cast<torch::optim::AdamWParamState&>(*state_[key]);
 }
 
+void FusedAdamW::create_state() {
+  for (auto& group : param_groups_)
+    for (auto& p : group.params()) state_of(p);
+}
+
 namespace {
 
 enum class StepPath { fused, foreach, adamw };

@@ -28,6 +28,12 @@ class FusedAdamW : public torch::optim::AdamW {
 
   torch::Tensor step(LossClosure closure = nullptr) override;
 
+  // Makes the state of every parameter that has none yet (step 0, zero
+  // moments), so that no step allocates: its tensors keep their addresses
+  // from the first step on, as a captured CUDA graph needs. A parameter that
+  // never gets a gradient keeps step 0 and is never moved.
+  void create_state();
+
   // The step of parameters on a GPU: AdamW's arithmetic, in AdamW's order,
   // through LibTorch's foreach operations (at::_foreach_*), each over all the
   // parameters of a group that share a step count. Public so that tests run

@@ -1,7 +1,7 @@
 #include "optim/gradient_clipping.h"
 
 #include <map>
-#include <utility>
+#include <tuple>
 
 #include <torch/torch.h>
 
@@ -14,12 +14,13 @@ torch::Tensor clip_gradients(const std::vector<torch::Tensor>& parameters, doubl
   // operations take. mtbert's parameters are float32 on one device: one
   // group, whose norms and products are a few fused launches on a GPU where
   // one norm and one product per parameter were ~400 launches for bert-base.
-  std::map<std::pair<std::string, c10::ScalarType>, std::vector<torch::Tensor>> groups;
+  std::map<std::tuple<c10::DeviceType, c10::DeviceIndex, c10::ScalarType>, std::vector<torch::Tensor>> groups;
   c10::optional<torch::Device> device;  // the first gradient's: where the total norm lives
   for (const auto& p : parameters) {
     if (!p.grad().defined()) continue;
     if (!device) device = p.grad().device();
-    groups[{p.grad().device().str(), p.grad().scalar_type()}].push_back(p.grad().detach());
+    const auto& g = p.grad();
+    groups[{g.device().type(), g.device().index(), g.scalar_type()}].push_back(g.detach());
   }
   if (groups.empty()) return torch::zeros({});
   std::vector<torch::Tensor> norms;
@@ -27,7 +28,7 @@ torch::Tensor clip_gradients(const std::vector<torch::Tensor>& parameters, doubl
     // A half or bf16 group's norms are taken in float: rounded to bf16 they
     // would move the clipping coefficient by up to 0.4%.
     std::vector<torch::Tensor> widened;
-    if (c10::elementSize(key.second) < 4)
+    if (c10::elementSize(std::get<2>(key)) < 4)
       for (const auto& g : grads) widened.push_back(g.to(torch::kFloat));
     norms.push_back(torch::stack(at::_foreach_norm(widened.empty() ? grads : widened, 2)).to(*device, torch::kFloat));
   }

@@ -81,6 +81,7 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& mod
     group.lr(lr[g]);
     group.weight_decay(decay[g]);
   }
+  optimizer->create_state();
   return optimizer;
 }
 

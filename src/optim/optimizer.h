@@ -18,7 +18,8 @@ namespace mtbert {
 // without; groups 2 and 3: the same split for task-specific parameters (heads,
 // adapters) at train.head_lr (or train.lr). Parameters that do not require
 // gradients (a frozen encoder) are left out. Empty groups are kept so that
-// group indices are stable for the LR schedule and for resuming.
+// group indices are stable for the LR schedule and for resuming. Every
+// parameter's state is made at once (FusedAdamW::create_state).
 std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const TrainSection& train);
 
 // The same for any module: `is_shared(name)` says which parameters (by their
