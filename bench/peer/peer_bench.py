@@ -13,11 +13,12 @@ Cases:
                    position, cross-entropy ignoring the unmasked ones) on [B, N]
                    with 15% of the positions masked, clipping, AdamW
   train_step       one multi-task step: a batch of each of sst, para, sts (the
-                   "mixed" sampler), each task's forward pass (under bf16
-                   autocast with --precision bf16) and loss, its backward in
-                   turn (as mtbert's trainer does), global-norm clipping to
-                   1.0, AdamW step, zero_grad(set_to_none=True) (what mtbert
-                   does, and PyTorch 2's default); examples/s counts 3 * B per step
+                   "mixed" sampler), as a careful user writes it: the three
+                   tasks' forward passes and losses in one autocast region
+                   (bf16 with --precision bf16), the losses summed, one
+                   backward, global-norm clipping to 1.0, AdamW step,
+                   zero_grad(set_to_none=True) (PyTorch 2's default);
+                   examples/s counts 3 * B per step
   tokenizer        [CLS] + WordPiece ids + [SEP] of every SST train sentence
 Timings: each step (pass) timed alone after --warmup untimed ones; medians.
 --paced (one case, model and length): each repetition waits for a line on
@@ -229,11 +230,13 @@ def bench_train_step(ctx, name, shape, length):
         batches.append((task, *random_batch(args, length, pair=task != "sst"), task_labels(task, args.batch)))
 
     def step():
-        for task, *tensors in batches:
-            with ctx.autocast():
+        with ctx.autocast():
+            losses = []
+            for task, *tensors in batches:
                 ids, mask, types, labels = (t.to(ctx.device, non_blocking=True) for t in tensors)
-                loss = model.loss(task, model(task, ids, mask, types), labels)
-            loss.backward()
+                losses.append(model.loss(task, model(task, ids, mask, types), labels))
+            loss = sum(losses)
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)

@@ -94,6 +94,7 @@ struct BenchArgs {
   bool paced = false;
   bool profile = false;
   bool tf32 = false;  // CUDA fp32 products in TF32
+  bool per_task_passes = false;  // train_step: train.join_tasks false
   // "absolute": BERT. Otherwise DeBERTa's position terms ("c2p|p2c",
   // "c2p|p2c|p2p", ...) on a DeBERTa-v3-style encoder.
   std::string positions = "absolute";
@@ -304,7 +305,8 @@ TaskBatch random_task_batch(const BenchArgs& a, const HeadSpec& head, int64_t le
 }
 
 // The trainer's step (train/train_step.h) with the mixed sampler's batches:
-// one of each task, then the optimizer step at a constant LR factor of 1.
+// one of each task (one encoder pass over them), then the optimizer step at a
+// constant LR factor of 1.
 json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   const BenchArgs& a = ctx.args;
   const auto tasks = bench_tasks();
@@ -320,19 +322,20 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   train.lr = a.lr;
   train.weight_decay = a.weight_decay;
   train.grad_clip = 1.0;
+  train.join_tasks = !a.per_task_passes;
   TrainStep step(model, tasks, train, ctx.precision, ctx.device, /*total_steps=*/1);
   std::mt19937_64 rng(0);
 
   std::vector<TaskBatch> batches;
   for (const auto& head : heads) batches.push_back(random_task_batch(a, head, length));
   const auto times = time_repeated(ctx, [&] {
-    for (const auto& batch : batches) step.accumulate(batch.task, batch);
+    step.accumulate(batches);
     step.apply(1.0, /*step=*/0, rng);
   });
   const int64_t examples = static_cast<int64_t>(batches.size()) * a.batch;
   json line = {{"case", "train_step"}, {"precision", a.precision}};
   line.update(shape_fields(shape, a, length));
-  line.update({{"tasks", batches.size()}, {"examples_per_step", examples}});
+  line.update({{"tasks", batches.size()}, {"examples_per_step", examples}, {"join_tasks", train.join_tasks}});
   line.update(timing_fields(ctx, times, static_cast<double>(examples), static_cast<double>(examples * length)));
   return line;
 }
@@ -511,6 +514,9 @@ void add_bench_command(CLI::App& app) {
                 "Before each repetition wait for a line on stdin, after it print its time (one case, model and length)");
   cmd->add_flag("--tf32", args->tf32,
                 "CUDA only: fp32 matrix products in TF32 on the tensor cores (as torch.backends.cuda.matmul.allow_tf32)");
+  cmd->add_flag("--per-task-passes", args->per_task_passes,
+                "train_step: one encoder pass and one backward per task (train.join_tasks: false) instead of one "
+                "pass over the three tasks' batches");
   cmd->add_flag("--profile", args->profile,
                 "After the timed repetitions, as many again under LibTorch's profiler: each line gets the operators "
                 "with the most self time per repetition");
