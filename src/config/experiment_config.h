@@ -186,8 +186,9 @@ struct TrainSection {
   PcgradConfig pcgrad;
   bool bucket_by_length = true;
   // The tasks of a step (the mixed sampler's batches) share one encoder pass
-  // and one backward, their batches padded to the longest; false: one pass and
-  // one backward per task, which holds one task's activations at a time.
+  // and one backward, their batches padded to the longest (on a CPU only
+  // batches within 10% of padding: train_step.h); false: one pass and one
+  // backward per task, which holds one task's activations at a time.
   bool join_tasks = true;
   int64_t eval_every_steps = 0;  // 0: at the end of each epoch
   int64_t early_stopping_patience = 0;  // evaluations without improvement; 0: off

@@ -1,6 +1,7 @@
 #include "data/join_batches.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <torch/torch.h>
 
@@ -44,6 +45,41 @@ JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches) {
   }
   joined.tokens = {torch::cat(ids), torch::cat(masks), torch::cat(types)};
   return joined;
+}
+
+std::vector<std::vector<size_t>> group_by_length(const std::vector<const TaskBatch*>& batches, double max_padding) {
+  struct Shape {
+    size_t index;
+    int64_t length = 0;  // the longest segment
+    int64_t rows = 0;    // examples x segments
+    int64_t tokens = 0;  // under its own padding
+  };
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (batches[i]->size() == 0) continue;
+    Shape s{i};
+    for (const auto& segment : batches[i]->segments) {
+      s.length = std::max(s.length, segment.input_ids.size(1));
+      s.rows += segment.input_ids.size(0);
+      s.tokens += segment.input_ids.numel();
+    }
+    shapes.push_back(s);
+  }
+  std::stable_sort(shapes.begin(), shapes.end(), [](const Shape& a, const Shape& b) { return a.length < b.length; });
+  std::vector<std::vector<size_t>> groups;
+  int64_t rows = 0, tokens = 0;
+  for (const auto& s : shapes) {
+    const bool joins = !groups.empty() && static_cast<double>(s.length * (rows + s.rows)) <=
+                                              (1 + max_padding) * static_cast<double>(tokens + s.tokens);
+    if (!joins) {
+      groups.emplace_back();
+      rows = tokens = 0;
+    }
+    groups.back().push_back(s.index);
+    rows += s.rows;
+    tokens += s.tokens;
+  }
+  return groups;
 }
 
 }  // namespace mtbert

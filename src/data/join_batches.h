@@ -14,4 +14,12 @@ namespace mtbert {
 // zeros where a batch has none.
 JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches);
 
+// The batches in groups worth one pass each (positions into `batches`): in
+// order of length (a batch's longest segment), a batch joins the group before
+// it while the group's rows padded to its length hold at most
+// (1 + max_padding) times the tokens of its members' own padding. Padding
+// costs what it holds where the arithmetic sets the pace (a CPU); a joint
+// pass saves dispatch where the host does (a GPU). Empty batches are left out.
+std::vector<std::vector<size_t>> group_by_length(const std::vector<const TaskBatch*>& batches, double max_padding);
+
 }  // namespace mtbert

@@ -5,8 +5,10 @@
 //   accumulate(batches), the batches of one (micro-)step, one per task:
 //     the tasks that may share a pass (train.join_tasks, no PCGrad, no SMART
 //     or SiFT: those need a task's own gradient or its own perturbed pass) run
-//     one encoder pass over all their rows (data/join_batches.h), each head on
-//     its rows, and one backward of the sum of their losses, each scaled by
+//     one encoder pass over the rows of those whose lengths are close enough
+//     (data/join_batches.h: on a CPU, at most 10% more tokens padded; on a GPU,
+//     all of them), each head on its rows, and one backward of the sum of
+//     their losses, each scaled by
 //     loss_weight / grad_accumulation; the others run alone: the task's forward
 //     pass under the experiment's precision, its loss (+ SMART, SiFT and the
 //     Bregman term where the task asks for them), its backward, and with
@@ -107,6 +109,8 @@ class TrainStep {
   std::string alone_reason(const TaskConfig& task) const;
   void accumulate_alone(const TaskBatch& batch);
   void accumulate_joined(const std::vector<const TaskBatch*>& batches);
+  // How much padding a joint pass may add (group_by_length), by device.
+  double join_padding() const;
   // The factor of a batch's loss: its task's loss_weight, its data-parallel
   // shard's share of the global batch, 1 / grad_accumulation.
   double loss_scale(const TaskConfig& task, const TaskBatch& batch) const;

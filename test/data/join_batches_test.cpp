@@ -2,6 +2,8 @@
 // padded to the longest with its batch's pad id, mask 0 and token type 0.
 #include "data/join_batches.h"
 
+#include <limits>
+
 #include <torch/torch.h>
 
 #include "support/test_support.h"
@@ -64,4 +66,31 @@ TEST_CASE("join_batches refuses an empty batch (an empty data-parallel shard run
   TaskBatch empty;
   empty.task = "b";
   CHECK_THROWS(join_batches({&a, &empty}));
+}
+
+namespace {
+
+TaskBatch of_length(std::string task, int64_t rows, std::vector<int64_t> lengths) {
+  std::vector<TokenBatch> segments;
+  for (const int64_t n : lengths) segments.push_back(tokens(std::vector<std::vector<int64_t>>(rows, std::vector<int64_t>(n, 5))));
+  return batch(std::move(task), std::move(segments), 0);
+}
+
+}  // namespace
+
+TEST_CASE("group_by_length joins batches while padding adds at most the given share of tokens", "[data][join]") {
+  const auto a = of_length("a", 4, {20});      // 80 tokens
+  const auto b = of_length("b", 4, {21});      // 84
+  const auto c = of_length("c", 2, {12, 30});  // siamese: 84 tokens, its longest 30
+  const auto d = of_length("d", 4, {40});
+  TaskBatch empty;
+  empty.task = "e";
+  const std::vector<const TaskBatch*> all{&d, &c, &b, &a, &empty};
+  // In order of length a (20), b (21), c (30), d (40): b joins a (21 x 8 = 168
+  // <= 1.1 x 164); c does not (30 x 12 = 360 > 1.1 x 248); d not with c.
+  CHECK(group_by_length(all, 0.1) == std::vector<std::vector<size_t>>{{3, 2}, {1}, {0}});
+  // With room for any padding everything joins, in order of length; with none,
+  // only batches of one length.
+  CHECK(group_by_length(all, std::numeric_limits<double>::infinity()) == std::vector<std::vector<size_t>>{{3, 2, 1, 0}});
+  CHECK(group_by_length({&a, &a, &b}, 0.0) == std::vector<std::vector<size_t>>{{0, 1}, {2}});
 }

@@ -32,9 +32,11 @@ inline std::vector<HeadSpec> every_head_kind() {
 }
 
 // One labeled batch per head: head k has 2 + k % 3 rows, and its segments are
-// 4 + k and 9 - k tokens long (the second one for siamese heads), padded
-// within as tiny_batch pads.
-inline std::vector<TaskBatch> batch_per_head(const std::vector<HeadSpec>& heads, uint64_t seed) {
+// 4 + k and 9 - k tokens long (the second one for siamese heads), or with
+// `close_lengths` 10 + k % 2 and 11 - k % 2 (a joint pass pads them by under
+// 10%), padded within as tiny_batch pads.
+inline std::vector<TaskBatch> batch_per_head(const std::vector<HeadSpec>& heads, uint64_t seed,
+                                             bool close_lengths = false) {
   torch::manual_seed(seed);
   std::vector<TaskBatch> batches;
   for (size_t k = 0; k < heads.size(); ++k) {
@@ -42,8 +44,10 @@ inline std::vector<TaskBatch> batch_per_head(const std::vector<HeadSpec>& heads,
     TaskBatch b;
     b.task = h.task;
     const int64_t rows = 2 + static_cast<int64_t>(k % 3);
-    b.segments.push_back(tiny_batch(rows, 4 + static_cast<int64_t>(k)));
-    if (h.pair_mode == PairMode::siamese) b.segments.push_back(tiny_batch(rows, 9 - static_cast<int64_t>(k)));
+    const auto k2 = static_cast<int64_t>(k % 2);
+    b.segments.push_back(tiny_batch(rows, close_lengths ? 10 + k2 : 4 + static_cast<int64_t>(k)));
+    if (h.pair_mode == PairMode::siamese)
+      b.segments.push_back(tiny_batch(rows, close_lengths ? 11 - k2 : 9 - static_cast<int64_t>(k)));
     if (h.target == TaskTarget::classes) b.labels = torch::randint(0, h.num_classes, {rows}).to(torch::kFloat);
     else if (h.target == TaskTarget::binary) b.labels = torch::randint(0, 2, {rows}).to(torch::kFloat);
     else b.labels = torch::rand({rows}) * 5;

@@ -271,7 +271,7 @@ TEST_CASE("one encoder pass over a step's tasks gives the per-task passes' losse
   pals.rank = 4;
   pals.heads = 2;
   for (const auto dtype : {torch::kDouble, torch::kFloat}) {
-    auto batches = mtbert::test::batch_per_head(heads, 31);
+    auto batches = mtbert::test::batch_per_head(heads, 31, /*close_lengths=*/true);  // one joint pass on a CPU
     batches[2].global_size = 3 * batches[2].size();  // a data-parallel shard: a third of its global batch
     for (auto& b : batches) b.labels = b.labels.to(dtype);
     const double tolerance = dtype == torch::kDouble ? 1e-10 : 1e-4;
@@ -314,7 +314,8 @@ TEST_CASE("the step says which tasks share a pass and why the others run alone",
   smart.smart.enabled = true;
   {
     TrainStep step(model, {task_config("sst"), task_config("para")}, plain_training(), Precision::fp32, torch::kCPU, 10);
-    CHECK(step.pass_plan() == "tasks sst, para share one encoder pass and one backward per step");
+    CHECK(step.pass_plan() == "tasks sst, para share one encoder pass and one backward per step where their "
+                              "batches' lengths are close (at most 10% more tokens padded)");
   }
   {
     auto model3 = tiny_model();
@@ -329,7 +330,8 @@ TEST_CASE("the step says which tasks share a pass and why the others run alone",
                                                head_spec("para", TaskTarget::binary, 0, PairMode::cross),
                                                head_spec("sts", TaskTarget::regression, 0, PairMode::cross)});
     TrainStep step(three, {smart, task_config("para"), sts}, plain_training(), Precision::fp32, torch::kCPU, 10);
-    CHECK(step.pass_plan() == "tasks para, sts share one encoder pass and one backward per step; their own pass: "
+    CHECK(step.pass_plan() == "tasks para, sts share one encoder pass and one backward per step where their "
+                              "batches' lengths are close (at most 10% more tokens padded); their own pass: "
                               "sst (SMART perturbs its own embeddings)");
   }
   TrainSection pcgrad = plain_training();
@@ -345,7 +347,7 @@ TEST_CASE("a training step reads no tensor value on the host: one pass, bf16, PA
   const auto heads = mtbert::test::every_head_kind();
   std::vector<TaskConfig> tasks;
   for (const auto& h : heads) tasks.push_back(task_config(h.task));
-  const auto batches = mtbert::test::batch_per_head(heads, 12);
+  const auto batches = mtbert::test::batch_per_head(heads, 12, /*close_lengths=*/true);
   struct Setting {
     const char* name;
     Precision precision;
