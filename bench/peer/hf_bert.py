@@ -233,13 +233,15 @@ class BertForMaskedLMPeer(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
 
 
-def make_adamw(model, lr, weight_decay):
+def make_adamw(model, lr, weight_decay, **implementation):
     """torch.optim.AdamW with HuggingFace's groups (no decay on biases and
-    LayerNorm weights), split into encoder and heads as mtbert's optimizer does."""
+    LayerNorm weights), split into encoder and heads as mtbert's optimizer does.
+    implementation: AdamW's fused= or foreach= (none: its default, as the CPU
+    peer runs it)."""
     groups = [[], [], [], []]
     for name, p in model.named_parameters():
         no_decay = name.endswith("bias") or "LayerNorm" in name
         groups[(0 if name.startswith("bert.") else 2) + (1 if no_decay else 0)].append(p)
     return torch.optim.AdamW(
         [{"params": g, "weight_decay": 0.0 if i % 2 else weight_decay} for i, g in enumerate(groups)],
-        lr=lr, betas=(0.9, 0.999), eps=1e-8)
+        lr=lr, betas=(0.9, 0.999), eps=1e-8, **implementation)
