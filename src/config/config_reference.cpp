@@ -169,6 +169,40 @@ std::vector<KeyRow> documented_keys() {
   return documenter.rows();
 }
 
+// The rules that experiment_config.cpp and pretrain_config.cpp check beyond
+// the schema's single-value constraints (check_task, check_train,
+// check_experiment, check_model_section, check_pretrain): said here in words,
+// since they are code, not data; whoever changes one of them changes its line.
+constexpr const char* kExperimentRules =
+    "### Rules across keys\n\n"
+    "- `name` cannot be `.`, `..` or hold a `/` (it names the run folder).\n"
+    "- At least one task. A task's key holds only letters, digits, `_` and `-`; it is a built-in task or "
+    "has a `type:`; every task has `train`.\n"
+    "- `tasks.<task>.train_fraction` must be above 0.\n"
+    "- `tasks.<task>.combine` other than `concat`, and `sentence_projection`, need `pair_mode: siamese`.\n"
+    "- `train.epochs` may be 0 only with `train.max_steps` > 0.\n"
+    "- `train.schedule`: `warmup_epochs` or `warmup_steps`, not both; `final_lr` at most `train.lr`.\n"
+    "- `train.sampler.steps_per_epoch` stays 0 with `sequential` and `round_robin`.\n"
+    "- `train.pcgrad.enabled` needs `train.sampler.kind: mixed` and an encoder that `model.freeze_encoder` "
+    "does not freeze.\n"
+    "- `train.early_stopping_patience` above 0 needs a task with `dev`.\n"
+    "- `distributed.backend: nccl` needs a `device` other than `cpu`.\n"
+    "- `model.pals.rank` is a multiple of `model.pals.heads`; `model.add_pooler` needs `model.pretrained`.\n"
+    "- `model.tokenizer.kind`: `auto` needs `model.pretrained`, `wordpiece` needs `vocab`, `sentencepiece` "
+    "needs `model` or `train_from`. With `model.pretrained`, the tokenizer and the encoder's shape are the "
+    "folder's: another vocabulary, or a `model.config` key that resizes the encoder, is refused when the run "
+    "starts.\n\n";
+
+constexpr const char* kPretrainingRules =
+    "### Rules across keys\n\n"
+    "- The `model` rules of an experiment; `model.freeze_encoder`, `model.add_pooler` and `model.pals` keep "
+    "their defaults.\n"
+    "- The corpus is not empty: `corpus.files`, or `corpus.tasks` with `corpus.experiment` (each needs the "
+    "other).\n"
+    "- `corpus.holdout_fraction` is 0 (nothing held out) or between 1e-9 and 0.5.\n"
+    "- `masking.mask_token_fraction` + `masking.random_token_fraction` is at most 1.\n"
+    "- `train.schedule.final_lr` is at most `train.lr`.\n\n";
+
 }  // namespace
 
 std::string config_reference_markdown() {
@@ -182,20 +216,22 @@ std::string config_reference_markdown() {
       "it accepts and what it does. A key path such as `train.schedule.kind` is also how a\n"
       "`key=value` override on the command line names it. How files combine (`extends:`, overlays,\n"
       "overrides, `${VAR}`) is in [experiments.md](experiments.md); `experiments/base.yaml` and\n"
-      "`experiments/pretrain/base.yaml` set every key in a working file. Beyond the single values\n"
-      "checked here, some rules relate several keys (for example PCGrad needs `train.sampler.kind:\n"
-      "mixed`); a config that breaks one is refused with a line naming the keys.\n\n";
+      "`experiments/pretrain/base.yaml` set every key in a working file. The rules that relate\n"
+      "several keys follow each part's tables; a config that breaks one is refused with a line\n"
+      "naming the key.\n\n";
   page += "## Experiments\n\n"
           "A task's keys are under `tasks.<task>`, where `<task>` is a built-in task (`sst`, `para`,\n"
           "`sts`, `cfimdb`) or any name with a `type:`. `model.config` takes HuggingFace `config.json`\n"
           "keys (the encoder's shape, dropouts, the DeBERTa keys of [deberta.md](deberta.md)).\n\n";
   page += section_tables(documented_keys<ExperimentConfig>(), "experiment");
+  page += kExperimentRules;
   page += "## Pretraining\n\n"
           "The run keys, `model` and `distributed` mean what they mean in an experiment;\n"
           "`model.freeze_encoder`, `model.add_pooler` and `model.pals` must keep their defaults\n"
           "(pretraining trains the whole encoder, and no pooler or task adapters). See\n"
           "[pretraining.md](pretraining.md).\n\n";
   page += section_tables(documented_keys<PretrainConfig>(), "pretraining");
+  page += kPretrainingRules;
   // One trailing newline, as an editor would save the page.
   while (page.size() > 1 && page[page.size() - 1] == '\n' && page[page.size() - 2] == '\n') page.pop_back();
   return page;
