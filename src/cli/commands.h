@@ -21,6 +21,10 @@ void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_pretrain_command(CLI::App& app);
 void add_fill_mask_command(CLI::App& app);
+void add_config_reference_command(CLI::App& app);
+
+// After the subcommands: a footer in each one's --help naming its docs/ page.
+void add_docs_footers(CLI::App& app);
 
 // A subcommand that ends without an error but not with success either (a
 // training run stopped by a signal: 128 + the signal) sets its exit code here.

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   mtbert::cli::add_sweep_command(app);
   mtbert::cli::add_report_command(app);
   mtbert::cli::add_bench_command(app);
+  mtbert::cli::add_config_reference_command(app);
+  mtbert::cli::add_docs_footers(app);
 
   // A first word that names no subcommand: say so (CLI11 would say that a
   // subcommand is required, or that the arguments were not expected).

@@ -22,6 +22,8 @@ namespace {
 // ---------------------------------------------------------------------------
 // Rules that relate several keys (single values are checked as they are read,
 // by the schema), each reported at the origin of the value concerned.
+// docs/config-reference.md says each in words (config/config_reference.cpp):
+// a rule changed here changes there.
 
 
 void check_task(ConfigReader tasks, const TaskConfig& t) {

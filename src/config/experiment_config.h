@@ -222,9 +222,11 @@ struct ExperimentConfig {
 
 // ---------------------------------------------------------------------------
 // The schema: each section's keys in the order of experiments/base.yaml, with
-// the constraints a single value must meet. `v` is a schema visitor
-// (config/schema_visitors.h): it reads, writes or lists the keys. Rules that
-// relate several keys live in experiment_config.cpp.
+// the constraints a single value must meet and what the key means (Doc). `v`
+// is a schema visitor (config/schema_visitors.h): it reads, writes, lists or
+// documents the keys (docs/config-reference.md is generated from here by
+// `mtbert config-reference`). Rules that relate several keys live in
+// experiment_config.cpp.
 
 // Constraints of single values.
 struct AtLeast {
@@ -242,132 +244,183 @@ struct NonNegative {};  // >= 0
 struct Fraction { bool one_allowed; };  // [0, 1) or [0, 1]
 struct Words {};        // each item: letters, digits, _ and - (tags: they end up in file names)
 
+// What a key means, for the reference page; the reader and the writer ignore
+// it. `default_means` says what an empty default stands for ("runs/<name>"),
+// where the value alone would say nothing.
+struct Doc {
+  const char* text;
+  const char* default_means = nullptr;
+};
+
 template <class V>
 void describe(V& v, TokenizerConfig& t) {
-  v.key("kind", t.kind);
-  v.key("vocab", t.vocab);
-  v.key("lower_case", t.lower_case);
-  v.key("model", t.model);
-  v.key("train_from", t.train_from);
-  v.key("vocab_size", t.vocab_size, Range{1, limits::kVocabSize});
+  v.key("kind", t.kind, Doc{"auto: the tokenizer of `model.pretrained`; wordpiece: `vocab`; sentencepiece: `model`, "
+                            "trained from `train_from` when that file does not exist yet (random encoders)"});
+  v.key("vocab", t.vocab, Doc{"vocab.txt, for wordpiece"});
+  v.key("lower_case", t.lower_case, Doc{"lowercase and strip accents, for wordpiece"});
+  v.key("model", t.model, Doc{"spm.model, for sentencepiece (without it, a trained vocabulary lives only in the "
+                              "run folder)"});
+  v.key("train_from", t.train_from, Doc{"text files to train SentencePiece on, or [tasks] for the tasks' training "
+                                        "sentences"});
+  v.key("vocab_size", t.vocab_size, Range{1, limits::kVocabSize},
+        Doc{"SentencePiece vocabulary size when training (a ceiling: a small text gets fewer pieces)"});
 }
 
 template <class V>
 void describe(V& v, PalConfig& p) {
-  v.key("kind", p.kind);
-  v.key("rank", p.rank, Range{1, limits::kHiddenSize});
-  v.key("heads", p.heads, Range{1, limits::kAttentionHeads});
+  v.key("kind", p.kind, Doc{"none | parallel: beside every encoder layer, LN(a + FFN(a) + PAL(h)) with "
+                            "PAL(h) = GELU(V_D SA(V_E h)) (Stickland & Murray 2019) | top: one low-rank block "
+                            "V_D(FFN(LN(x + MH(x)))), x = V_E h, on top of the encoder (the CS224N PAL report)"});
+  v.key("rank", p.rank, Range{1, limits::kHiddenSize},
+        Doc{"width of the projected space (the paper: 204; the report's top block: 132)"});
+  v.key("heads", p.heads, Range{1, limits::kAttentionHeads}, Doc{"attention heads in it (rank must be a multiple)"});
 }
 
 template <class V>
 void describe(V& v, ModelSection& m) {
-  v.key("pretrained", m.pretrained);
-  v.key("config", m.config);
-  v.key("freeze_encoder", m.freeze_encoder);
-  v.key("add_pooler", m.add_pooler);
+  v.key("pretrained", m.pretrained, Doc{"a converted model folder (scripts/convert_hf_checkpoint.py, or a pretraining "
+                                        "run's model/)", "a randomly initialized encoder built from `config`"});
+  v.key("config", m.config, Doc{"HuggingFace config.json keys applied over the pretrained folder's config (or over "
+                                "bert-base's shape for a random encoder), e.g. {hidden_dropout_prob: 0.2} or the "
+                                "disentangled-attention keys (docs/deberta.md); a key the encoder does not read is "
+                                "an error"});
+  v.key("freeze_encoder", m.freeze_encoder, Doc{"train only the heads (and PALs): the reports' \"pretrain\" mode"});
+  v.key("add_pooler", m.add_pooler, Doc{"a fresh pooler for a checkpoint without one (mtbert pretrain's), for "
+                                        "`pooling: pooler`; it trains with the heads, also when frozen"});
   v.section("pals", m.pals);
   v.section("tokenizer", m.tokenizer);
 }
 
 template <class V>
 void describe(V& v, SmartConfig& s) {
-  v.key("enabled", s.enabled);
-  v.key("weight", s.weight, NonNegative{});
-  v.key("update", s.update);
-  v.key("steps", s.steps, Range{1, 1000});
-  v.key("step_size", s.step_size, Positive{});
-  v.key("epsilon", s.epsilon, Positive{});
-  v.key("noise_std", s.noise_std, NonNegative{});
-  v.key("radius", s.radius, Positive{});
-  v.key("bregman", s.bregman);
-  v.key("bregman_weight", s.bregman_weight, NonNegative{});
-  v.key("momentum", s.momentum, Fraction{true});
-  v.key("late_momentum", s.late_momentum, Fraction{true});
-  v.key("late_momentum_after", s.late_momentum_after, Fraction{true});
+  v.key("enabled", s.enabled, Doc{"SMART adversarial regularization (Jiang et al. 2020) for this task"});
+  v.key("weight", s.weight, NonNegative{}, Doc{"lambda_s, the regularizer's weight"});
+  v.key("update", s.update, Doc{"projected: the paper's ascent, then a clamp to the radius ball | normalized: the "
+                                "public code's, delta + eta g renormalized to l_inf 1 per token"});
+  v.key("steps", s.steps, Range{1, 1000}, Doc{"K, gradient-ascent steps on the perturbation"});
+  v.key("step_size", s.step_size, Positive{}, Doc{"eta, the ascent step"});
+  v.key("epsilon", s.epsilon, Positive{}, Doc{"guard of the normalizations' divisions"});
+  v.key("noise_std", s.noise_std, NonNegative{}, Doc{"sigma of the initial perturbation"});
+  v.key("radius", s.radius, Positive{}, Doc{"projected: the l_inf ball around the embeddings (the paper's epsilon)"});
+  v.key("bregman", s.bregman, Doc{"add the Bregman proximal point term with a momentum (moving-average) teacher"});
+  v.key("bregman_weight", s.bregman_weight, NonNegative{}, Doc{"mu, the Bregman term's weight"});
+  v.key("momentum", s.momentum, Fraction{true}, Doc{"beta, the teacher's moving-average rate at first ..."});
+  v.key("late_momentum", s.late_momentum, Fraction{true}, Doc{"... and after `late_momentum_after` of the steps"});
+  v.key("late_momentum_after", s.late_momentum_after, Fraction{true},
+        Doc{"the share of the training steps after which `late_momentum` applies"});
 }
 
 template <class V>
 void describe(V& v, SiftConfig& s) {
-  v.key("enabled", s.enabled);
-  v.key("weight", s.weight, NonNegative{});
-  v.key("step_size", s.step_size, Positive{});
-  v.key("noise_std", s.noise_std, NonNegative{});
+  v.key("enabled", s.enabled, Doc{"SiFT, DeBERTa's perturbation of the normalized embedding-LayerNorm input, for "
+                                  "this task"});
+  v.key("weight", s.weight, NonNegative{}, Doc{"the regularizer's weight"});
+  v.key("step_size", s.step_size, Positive{}, Doc{"the ascent step"});
+  v.key("noise_std", s.noise_std, NonNegative{}, Doc{"sigma of the initial perturbation (clamped to 2 sigma)"});
 }
 
 template <class V>
 void describe(V& v, TaskConfig& t) {
-  v.key("type", t.type);
-  v.key("train", t.train);
-  v.key("dev", t.dev);
-  v.key("test", t.test);
-  v.key("limit_train", t.limit_train, AtLeast{0});
-  v.key("limit_dev", t.limit_dev, AtLeast{0});
-  v.key("limit_test", t.limit_test, AtLeast{0});
-  v.key("subset", t.subset);
-  v.key("train_fraction", t.train_fraction, Fraction{true});
-  v.key("loss_weight", t.loss_weight, NonNegative{});
-  v.key("pooling", t.pooling);
-  v.key("pair_mode", t.pair_mode);
-  v.key("combine", t.combine);
-  v.key("cosine_map", t.cosine_map);
-  v.key("sentence_projection", t.sentence_projection);
-  v.key("dropout", t.dropout, Fraction{false});
-  v.key("max_length", t.max_length, Range{3, limits::kPositions, "[CLS], a token, [SEP]"});
+  v.key("type", t.type, Doc{"the built-in task (sst, para, sts, cfimdb) whose columns, labels and metric this task "
+                            "uses", "the task's key"});
+  v.key("train", t.train, Doc{"training file (required)"});
+  v.key("dev", t.dev, Doc{"evaluated during training; \"\": none"});
+  v.key("test", t.test, Doc{"predicted at the end; \"\": none"});
+  v.key("limit_train", t.limit_train, AtLeast{0}, Doc{"use only N training rows (0: all), for smoke runs"});
+  v.key("limit_dev", t.limit_dev, AtLeast{0}, Doc{"use only N dev rows (0: all)"});
+  v.key("limit_test", t.limit_test, AtLeast{0}, Doc{"use only N test rows (0: all)"});
+  v.key("subset", t.subset, Doc{"which rows the limits keep: first (the first N) | random (N drawn with `seed`, kept "
+                                "in file order)"});
+  v.key("train_fraction", t.train_fraction, Fraction{true},
+        Doc{"keep this share of the training rows, after limit_train: drawn with `seed`, kept in file order (0.3: "
+            "\"trims the data by 70%\")"});
+  v.key("loss_weight", t.loss_weight, NonNegative{}, Doc{"this task's loss is multiplied by it"});
+  v.key("pooling", t.pooling, Doc{"the sentence vector: cls (first token) | mean (masked mean) | pooler (BERT's tanh "
+                                  "pooler)"});
+  v.key("pair_mode", t.pair_mode, Doc{"pair tasks: cross (one input \"[CLS] a [SEP] b [SEP]\") | siamese (each "
+                                      "sentence encoded alone)"});
+  v.key("combine", t.combine, Doc{"siamese pairs: concat ([u, v, |u-v|, u*v] -> linear) | uv ([u, v] -> linear) | "
+                                  "cosine (cos(u, v) through cosine_map)"});
+  v.key("cosine_map", t.cosine_map, Doc{"cosine heads: scaled (STS 5 cos; para clamp(cos, 0, 1)) | relu (5 ReLU(cos); "
+                                        "ReLU(cos)) | shifted (2.5 (cos + 1); (cos + 1) / 2)"});
+  v.key("sentence_projection", t.sentence_projection,
+        Doc{"siamese pairs: one linear layer applied to each sentence vector before they are combined"});
+  v.key("dropout", t.dropout, Fraction{false},
+        Doc{"dropout before the head's linear layer (cosine heads: on u and v)"});
+  v.key("max_length", t.max_length, Range{3, limits::kPositions, "[CLS], a token, [SEP]"},
+        Doc{"tokens per input, [CLS] and [SEP] included; longer inputs are truncated"});
   v.section("smart", t.smart);
   v.section("sift", t.sift);
 }
 
 template <class V>
 void describe(V& v, ScheduleConfig& s) {
-  v.key("kind", s.kind);
-  v.key("warmup_epochs", s.warmup_epochs, NonNegative{});
-  v.key("warmup_steps", s.warmup_steps, Range{0, limits::kSteps});
-  v.key("final_lr", s.final_lr, NonNegative{});
+  v.key("kind", s.kind, Doc{"constant | linear | cosine: a linear warmup from 0 to lr, then constant, or a linear or "
+                            "cosine decay that reaches final_lr at the last step"});
+  v.key("warmup_epochs", s.warmup_epochs, NonNegative{}, Doc{"warmup length in epochs (passes over the data) ..."});
+  v.key("warmup_steps", s.warmup_steps, Range{0, limits::kSteps}, Doc{"... or in optimizer steps (not both)"});
+  v.key("final_lr", s.final_lr, NonNegative{}, Doc{"floor of the linear or cosine decay (at most lr)"});
 }
 
 template <class V>
 void describe(V& v, SamplerConfig& s) {
-  v.key("kind", s.kind);
-  v.key("temperature", s.temperature, Positive{});
-  v.key("anneal_min", s.anneal_min, Fraction{true});
-  v.key("steps_per_epoch", s.steps_per_epoch, Range{0, limits::kStepsPerEpoch});
+  v.key("kind", s.kind, Doc{"which task each step trains on: sequential (all batches of the first task, then the "
+                            "second's, ...) | round_robin (one batch of each task in turn; finished tasks drop out) | "
+                            "proportional (task t with probability ~ N_t, its number of examples) | annealed "
+                            "(~ N_t^alpha, alpha = 1 - (1 - anneal_min)(e - 1)/(E - 1) in epoch e of E) | temperature "
+                            "(~ N_t^(1/temperature)) | mixed (a batch of every task in every step, losses summed)"});
+  v.key("temperature", s.temperature, Positive{}, Doc{"temperature sampling's T"});
+  v.key("anneal_min", s.anneal_min, Fraction{true}, Doc{"annealed: alpha in the last epoch"});
+  v.key("steps_per_epoch", s.steps_per_epoch, Range{0, limits::kStepsPerEpoch},
+        Doc{"0: the tasks' batches per pass, summed (mixed: the largest task's); not for sequential and round_robin"});
 }
 
 template <class V>
 void describe(V& v, PcgradConfig& p) {
-  v.key("enabled", p.enabled);
-  v.key("reduction", p.reduction);
+  v.key("enabled", p.enabled, Doc{"PCGrad gradient surgery on the shared encoder (needs `train.sampler.kind: mixed` "
+                                  "and an encoder that is not frozen)"});
+  v.key("reduction", p.reduction, Doc{"sum | mean of the projected task gradients"});
 }
 
 template <class V>
 void describe(V& v, TrainSection& t) {
-  v.key("epochs", t.epochs, Range{0, limits::kEpochs});
-  v.key("max_steps", t.max_steps, Range{0, limits::kSteps});
-  v.key("batch_size", t.batch_size, Range{1, limits::kBatchSize});
-  v.key("eval_batch_size", t.eval_batch_size, Range{1, limits::kBatchSize});
-  v.key("lr", t.lr, Positive{});
-  v.key("head_lr", t.head_lr, NonNegative{});
-  v.key("weight_decay", t.weight_decay, NonNegative{});
-  v.key("adam_beta1", t.adam_beta1, Fraction{false});
-  v.key("adam_beta2", t.adam_beta2, Fraction{false});
-  v.key("adam_eps", t.adam_eps, Positive{});
-  v.key("grad_clip", t.grad_clip, NonNegative{});
-  v.key("grad_accumulation", t.grad_accumulation, Range{1, limits::kBatchSize});
+  v.key("epochs", t.epochs, Range{0, limits::kEpochs},
+        Doc{"passes over the data; with max_steps > 0, 0 means as many as max_steps takes"});
+  v.key("max_steps", t.max_steps, Range{0, limits::kSteps},
+        Doc{"> 0: stop after this many optimizer steps (or at the end of `epochs`)"});
+  v.key("batch_size", t.batch_size, Range{1, limits::kBatchSize},
+        Doc{"examples per batch (per task, for mixed; per rank, when data-parallel)"});
+  v.key("eval_batch_size", t.eval_batch_size, Range{1, limits::kBatchSize}, Doc{"examples per evaluation batch"});
+  v.key("lr", t.lr, Positive{}, Doc{"peak learning rate of the encoder"});
+  v.key("head_lr", t.head_lr, NonNegative{}, Doc{"learning rate of the task heads; 0: the same as lr"});
+  v.key("weight_decay", t.weight_decay, NonNegative{},
+        Doc{"AdamW's decoupled weight decay (never on biases and LayerNorm weights)"});
+  v.key("adam_beta1", t.adam_beta1, Fraction{false}, Doc{"AdamW's beta1"});
+  v.key("adam_beta2", t.adam_beta2, Fraction{false}, Doc{"AdamW's beta2"});
+  v.key("adam_eps", t.adam_eps, Positive{}, Doc{"AdamW's epsilon"});
+  v.key("grad_clip", t.grad_clip, NonNegative{}, Doc{"clip the global gradient L2 norm to this; 0: off"});
+  v.key("grad_accumulation", t.grad_accumulation, Range{1, limits::kBatchSize}, Doc{"batches per optimizer step"});
   v.section("schedule", t.schedule);
   v.section("sampler", t.sampler);
   v.section("pcgrad", t.pcgrad);
-  v.key("bucket_by_length", t.bucket_by_length);
-  v.key("join_tasks", t.join_tasks);
-  v.key("eval_every_steps", t.eval_every_steps, Range{0, limits::kSteps});
-  v.key("early_stopping_patience", t.early_stopping_patience, Range{0, limits::kSteps});
-  v.key("on_bad_row", t.on_bad_row);
+  v.key("bucket_by_length", t.bucket_by_length, Doc{"batch examples of similar length together (less padding)"});
+  v.key("join_tasks", t.join_tasks,
+        Doc{"the tasks of a step (mixed sampler) share one encoder pass and one backward, their batches padded to "
+            "the longest (on a CPU: only batches within 10% more padding); false: a pass per task (less memory)"});
+  v.key("eval_every_steps", t.eval_every_steps, Range{0, limits::kSteps},
+        Doc{"evaluate on dev every N optimizer steps; 0: after each epoch"});
+  v.key("early_stopping_patience", t.early_stopping_patience, Range{0, limits::kSteps},
+        Doc{"stop after N evaluations without a better dev score; 0: off"});
+  v.key("on_bad_row", t.on_bad_row, Doc{"a malformed data row: error (naming file and line) | skip (counted)"});
 }
 
 template <class V>
 void describe(V& v, DistributedSection& d) {
-  v.key("backend", d.backend);
-  v.key("timeout_seconds", d.timeout_seconds, Range{1, limits::kTimeoutSeconds});
-  v.key("bucket_mb", d.bucket_mb, Positive{});
+  v.key("backend", d.backend, Doc{"auto (nccl on CUDA, gloo on CPU) | gloo | nccl"});
+  v.key("timeout_seconds", d.timeout_seconds, Range{1, limits::kTimeoutSeconds},
+        Doc{"a collective waiting longer than this for another rank fails the run"});
+  v.key("bucket_mb", d.bucket_mb, Positive{},
+        Doc{"gradients are all-reduced in flat buckets of this many MB (PyTorch DDP's default)"});
 }
 
 // `name` and `output_dir` are read here too; that they are never inherited
@@ -375,13 +428,17 @@ void describe(V& v, DistributedSection& d) {
 // The keys every run's config starts with (experiments and pretraining).
 template <class V, class RunConfig>
 void describe_run_keys(V& v, RunConfig& c) {
-  v.key("name", c.name);
-  v.key("seed", c.seed);
-  v.key("threads", c.threads, Range{0, limits::kConfigThreads, "0: one per core"});
-  v.key("device", c.device);
-  v.key("precision", c.precision);
-  v.key("output_dir", c.output_dir);
-  v.key("tags", c.tags, Words{});
+  v.key("name", c.name, Doc{"the run's name (never inherited through `extends:`)", "the config file's stem"});
+  v.key("seed", c.seed, Doc{"seed of every random choice (initial weights, dropout, data order, task sampling, "
+                            "masking)"});
+  v.key("threads", c.threads, Range{0, limits::kConfigThreads, "0: one per core"},
+        Doc{"CPU threads, LibTorch's and BLAS's; 0: one per core (`--threads` replaces it)"});
+  v.key("device", c.device, Doc{"cpu | cuda | auto (cuda when there is a GPU)"});
+  v.key("precision", c.precision, Doc{"fp32 | bf16: forward passes under bf16 autocast with float32 master weights "
+                                      "(CUDA, or CPUs with bf16 instructions; elsewhere emulated and slower)"});
+  v.key("output_dir", c.output_dir, Doc{"the run folder (never inherited through `extends:`)", "runs/<name>"});
+  v.key("tags", c.tags, Words{}, Doc{"labels recorded in summary.json, e.g. [smoke] for runs that are not the papers' "
+                                     "setting (mtbert report then prints a banner)"});
 }
 
 template <class V>

@@ -10,6 +10,8 @@ namespace mtbert {
 
 namespace {
 
+// The rules across keys; docs/config-reference.md says each in words
+// (config/config_reference.cpp): a rule changed here changes there.
 void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
   ConfigReader r(root);
   ConfigReader model = r.section("model");

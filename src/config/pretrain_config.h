@@ -61,41 +61,51 @@ struct PretrainConfig {
   CorpusConfig corpus;
   MaskingConfig masking;
   PretrainTrainSection train;
-  DistributedSection distributed;  // as an experiment's (README, "Data-parallel training")
+  DistributedSection distributed;  // as an experiment's (docs/data-parallel.md)
 };
 
 template <class V>
 void describe(V& v, CorpusConfig& c) {
-  v.key("files", c.files);
-  v.key("experiment", c.experiment);
-  v.key("tasks", c.tasks);
-  v.key("max_length", c.max_length, Range{3, limits::kPositions, "[CLS], a token, [SEP]"});
-  v.key("holdout_fraction", c.holdout_fraction, Fraction{false});
-  v.key("cache_dir", c.cache_dir);
+  v.key("files", c.files, Doc{"plain-text files: a sentence or paragraph per line, a blank line between documents"});
+  v.key("experiment", c.experiment,
+        Doc{"an experiment file whose tasks' training sentences join the corpus (with `tasks`)"});
+  v.key("tasks", c.tasks, Doc{"names of that experiment's tasks, e.g. [sst, para, sts]"});
+  v.key("max_length", c.max_length, Range{3, limits::kPositions, "[CLS], a token, [SEP]"},
+        Doc{"tokens per segment, [CLS] and [SEP] included; a segment packs consecutive lines of one document"});
+  v.key("holdout_fraction", c.holdout_fraction, Fraction{false}, Doc{"segments held out for evaluation (every k-th)"});
+  v.key("cache_dir", c.cache_dir,
+        Doc{"where the token caches live (one per corpus, tokenizer and max_length, reused while they are "
+            "unchanged); name a shared folder to tokenize a corpus once for several runs",
+            "the run folder's cache/"});
 }
 
 template <class V>
 void describe(V& v, MaskingConfig& m) {
-  v.key("mask_prob", m.mask_prob, Fraction{false});
-  v.key("mask_token_fraction", m.mask_token_fraction, Fraction{true});
-  v.key("random_token_fraction", m.random_token_fraction, Fraction{true});
-  v.key("whole_word", m.whole_word);
+  v.key("mask_prob", m.mask_prob, Fraction{false}, Doc{"the chance that a token (or word) is chosen"});
+  v.key("mask_token_fraction", m.mask_token_fraction, Fraction{true}, Doc{"of the chosen: replaced by [MASK]"});
+  v.key("random_token_fraction", m.random_token_fraction, Fraction{true},
+        Doc{"of the chosen: a random token (the rest stay as they are)"});
+  v.key("whole_word", m.whole_word,
+        Doc{"choose whole words (WordPiece ## continuations, SentencePiece word starts) together"});
 }
 
 template <class V>
 void describe(V& v, PretrainTrainSection& t) {
-  v.key("max_steps", t.max_steps, Range{1, limits::kSteps});
-  v.key("batch_size", t.batch_size, Range{1, limits::kBatchSize});
-  v.key("lr", t.lr, Positive{});
-  v.key("weight_decay", t.weight_decay, NonNegative{});
-  v.key("adam_beta1", t.adam_beta1, Fraction{false});
-  v.key("adam_beta2", t.adam_beta2, Fraction{false});
-  v.key("adam_eps", t.adam_eps, Positive{});
-  v.key("grad_clip", t.grad_clip, NonNegative{});
-  v.key("grad_accumulation", t.grad_accumulation, Range{1, limits::kBatchSize});
+  v.key("max_steps", t.max_steps, Range{1, limits::kSteps}, Doc{"optimizer steps"});
+  v.key("batch_size", t.batch_size, Range{1, limits::kBatchSize},
+        Doc{"segments per batch (per rank, when data-parallel)"});
+  v.key("lr", t.lr, Positive{}, Doc{"peak learning rate"});
+  v.key("weight_decay", t.weight_decay, NonNegative{},
+        Doc{"AdamW's decoupled weight decay (not on biases and LayerNorm weights)"});
+  v.key("adam_beta1", t.adam_beta1, Fraction{false}, Doc{"AdamW's beta1"});
+  v.key("adam_beta2", t.adam_beta2, Fraction{false}, Doc{"AdamW's beta2"});
+  v.key("adam_eps", t.adam_eps, Positive{}, Doc{"AdamW's epsilon"});
+  v.key("grad_clip", t.grad_clip, NonNegative{}, Doc{"clip the global gradient L2 norm to this; 0: off"});
+  v.key("grad_accumulation", t.grad_accumulation, Range{1, limits::kBatchSize}, Doc{"batches per optimizer step"});
   v.section("schedule", t.schedule);
-  v.key("eval_every_steps", t.eval_every_steps, Range{1, limits::kSteps});
-  v.key("eval_segments", t.eval_segments, AtLeast{0});
+  v.key("eval_every_steps", t.eval_every_steps, Range{1, limits::kSteps},
+        Doc{"held-out evaluation and a checkpoint every N steps"});
+  v.key("eval_segments", t.eval_segments, AtLeast{0}, Doc{"held-out segments per evaluation; 0: all"});
 }
 
 template <class V>

@@ -1,5 +1,5 @@
 #pragma once
-// The three things done with a config schema (the describe() functions of
+// The things done with a config schema (the describe() functions of
 // config/experiment_config.h), each a visitor with the same four calls:
 //
 //   key(name, value, constraints...)   one value
@@ -12,6 +12,9 @@
 //   SchemaWriter  writes the structs back as YAML that SchemaReader reads to
 //                 the same values (config.resolved.yaml);
 //   KeyLister     lists the key paths, for tests and documentation checks.
+//
+// A fourth, in config/config_reference.cpp, writes the reference page of
+// every key (docs/config-reference.md) from the same calls and their Doc.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -93,6 +96,8 @@ class SchemaReader {
              fmt::format("must be in [0, 1{}, got {}", c.one_allowed ? "]" : ")", value));
   }
   void check(std::string_view name, const std::vector<std::string>& values, Words) const;
+  template <class T>
+  void check(std::string_view, const T&, Doc) const {}  // for the reference page only
 
   ConfigReader r_;
 };
@@ -122,9 +127,7 @@ class SchemaWriter {
 
   const std::string& yaml() const { return text_; }
 
- private:
-  void line(const std::string& s) { text_ += std::string(2 * depth_, ' ') + s + "\n"; }
-
+  // One value as YAML (also the defaults of docs/config-reference.md).
   static std::string text(const std::string& value);
   static std::string text(bool value) { return value ? "true" : "false"; }
   static std::string text(int64_t value) { return fmt::format("{}", value); }
@@ -136,6 +139,9 @@ class SchemaWriter {
   static std::string text(E value) {
     return text(std::string(enum_name(value)));
   }
+
+ private:
+  void line(const std::string& s) { text_ += std::string(2 * depth_, ' ') + s + "\n"; }
 
   std::string text_;
   int depth_ = 0;

@@ -3,7 +3,7 @@
 // use and far below what would exhaust this machine's memory, threads or
 // time, so that a mistake (or a hostile file) is one line naming the key, not
 // an allocation failure, a hang or a crash. In one place, so that the errors,
-// the tests and the README's table cite the same numbers.
+// the tests and the table of docs/faults-and-limits.md cite the same numbers.
 #include <cstddef>
 #include <cstdint>
 

@@ -22,9 +22,9 @@ namespace fs = std::filesystem;
 void check_model_folder(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw UserError(fmt::format("model folder {} does not exist: convert bert-base-uncased into it (README, "
-                                "\"Converting bert-base-uncased\"), or pretrain an encoder offline (README, "
-                                "\"Pretraining\") and name its model/ folder",
+    throw UserError(fmt::format("model folder {} does not exist: convert bert-base-uncased into it "
+                                "(docs/models.md, \"Converting bert-base-uncased\"), or pretrain an encoder offline "
+                                "(docs/pretraining.md) and name its model/ folder",
                                 dir.string()));
 }
 

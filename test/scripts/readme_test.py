@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""README.md's shell commands, run as written so that they cannot go stale.
+"""The shell commands of README.md and docs/*.md, run as written so that they
+cannot go stale.
 
-Every command of every ```sh block is either run (exit 0 expected), in a
+Every command of every ```sh block (README.md first, then the docs pages in
+alphabetical order, all in one scratch folder, so that a page may use what
+README made: runs/quickstart, runs/tiny/model) is either run (exit 0 expected), in a
 scratch folder laid out like the repository (build/, experiments/, scripts/,
 bench/, results/ linked, ../shared/data linked when the data sets are here),
 in the README's order, with tiny settings appended where a command trains; or
@@ -39,6 +42,12 @@ NEEDS_WEIGHTS = "needs real weights converted from the HuggingFace hub into mode
 # wins. ("run", extra arguments appended) or ("skip", why).
 RULES = [
     (r"^scripts/(quickstart|test)\.sh\b", ("skip", "installs packages and builds: what CI runs (.ci/run)")),
+    (r"^scripts/(setup|build)\.sh\b(?!.*cmake_prefix_path)", ("skip", "installs packages and builds: this test runs "
+                                                                     "against the build it was given")),
+    (r"^ctest\b(?!.*bert-base-uncased)", ("skip", "CTest itself: this test runs inside it")),
+    (r"\bpip install\b", ("skip", "downloads from PyPI")),
+    (r"device=cuda|--device cuda", ("skip", "needs a GPU and a build against a CUDA LibTorch (docs/gpu.md; "
+                                            "scripts/gpu/check.sh runs these there)")),
     (r"convert_hf_checkpoint\.py --hf\b", ("skip", "downloads from the HuggingFace hub (py.convert_hf_checkpoint_test "
                                                    "converts local folders)")),
     (r"models/(bert-base-uncased|deberta-v3-base)\b", ("skip", NEEDS_WEIGHTS)),
@@ -56,7 +65,10 @@ RULES = [
     (r"^build/mtbert pretrain experiments/pretrain/bert_small\.yaml",
      ("run", "train.max_steps=4 train.batch_size=4 train.eval_every_steps=2 train.eval_segments=8")),
     (r"^build/mtbert pretrain experiments/pretrain/\w+\.yaml", ("run", TINY_PRETRAIN)),
-    (r"^(MTBERT_DATA=\S+ )?build/mtbert train experiments/quickstart\w*\.yaml", ("run", TINY_TRAIN)),
+    (r"^(MTBERT_DATA=\S+ )?build/mtbert train experiments/(quickstart\w*|studies/\w+)\.yaml", ("run", TINY_TRAIN)),
+    # The study's 8 quickstart runs, each on a few rows (key=value overrides
+    # of a sweep apply to every run).
+    (r"^build/mtbert sweep experiments/sweeps/studies/pooling\.yaml --jobs", ("run", TINY_TRAIN)),
     # A measurement's default repetitions are for a quiet machine; here the
     # command only has to work (beside CI's other tests it once took > 600 s).
     (r"^build/mtbert bench\b", ("run", "--steps 2 --warmup 1")),
@@ -103,20 +115,30 @@ def workspace():
     return root, repo
 
 
+def page_commands():
+    """(page as printed, line number, command): README.md's, then each docs page's."""
+    pages = [("README.md", SOURCE / "README.md")]
+    pages += [(f"docs/{path.name}", path) for path in sorted((SOURCE / "docs").glob("*.md"))]
+    for page, path in pages:
+        for line, command in commands(path):
+            yield page, line, command
+
+
 def main():
     root, repo = workspace()
     has_data = (root / "shared").exists()
     env = {k: v for k, v in os.environ.items() if k != "MTBERT_DATA"}  # the README's defaults
     ran, skipped, failed = 0, 0, []
     try:
-        for line, command in commands(SOURCE / "README.md"):
+        for page, line, command in page_commands():
+            where = f"{page}:{line}"
             command = without_comment(command)
             action, detail = next((rule for pattern, rule in RULES if re.search(pattern, command)), ("run", ""))
             uses_data = any(name in command for name in DATA_READERS)
             if action == "run" and uses_data and not has_data:
                 action, detail = "skip", "the data sets are not at ../shared/data"
             if action == "skip":
-                print(f"skipped: README.md:{line}: {command}  ({detail})")
+                print(f"skipped: {where}: {command}  ({detail})")
                 skipped += 1
                 continue
             full = f"{command} {detail}".rstrip()
@@ -126,20 +148,20 @@ def main():
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         timeout=COMMAND_SECONDS)
             except subprocess.TimeoutExpired:
-                print(f"FAILED (still running after {COMMAND_SECONDS} s): README.md:{line}: {full}")
-                failed.append(line)
+                print(f"FAILED (still running after {COMMAND_SECONDS} s): {where}: {full}")
+                failed.append(where)
                 continue
             if result.returncode == 0:
-                print(f"ok: README.md:{line}: {full}")
+                print(f"ok: {where}: {full}")
             else:
                 tail = "\n    ".join(result.stdout.strip().splitlines()[-5:])
-                print(f"FAILED (exit {result.returncode}): README.md:{line}: {full}\n    {tail}")
-                failed.append(line)
+                print(f"FAILED (exit {result.returncode}): {where}: {full}\n    {tail}")
+                failed.append(where)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{ran} README commands ran, {skipped} skipped, {len(failed)} failed")
+    print(f"{ran} commands of README.md and docs/ ran, {skipped} skipped, {len(failed)} failed")
     if ran == 0:
-        print("SKIPPED: no README command could run here")
+        print("SKIPPED: no README or docs command could run here")
     sys.exit(1 if failed else 0)
 
 
