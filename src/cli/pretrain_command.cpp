@@ -83,9 +83,9 @@ void run_pretrain_rank(const RunArgs& args, const LaunchEnv& env, const ConfigAr
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
+      lock.emplace(args.resume);  // first: the run's status is read under it
       done = run_is_done(resumable_run(args.resume, "pretrain").status);
       if (done) spdlog::info("{} is already finished", args.resume);
-      else lock.emplace(args.resume);
     }
     if (comm.any(done)) return;
     Pretraining pretraining = reopen_pretraining(run);
@@ -161,11 +161,11 @@ void run_pretrain(const RunArgs& args) {
     return;
   }
   if (!args.resume.empty()) {
+    const RunLock lock(args.resume);  // first: the run's status is read under it
     if (run_is_done(resumable_run(args.resume, "pretrain").status)) {
       spdlog::info("{} is already finished", args.resume);
       return;
     }
-    const RunLock lock(args.resume);
     const RunDirectory run(args.resume);
     Pretraining pretraining = reopen_pretraining(run);
     set_thread_count(args.threads >= 0 ? args.threads : pretraining.config.threads);

@@ -87,10 +87,10 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
+      lock.emplace(args.resume);  // first: the run's status is read under it
       const RunState state = resumable_run(args.resume, "train");
       done = run_is_done(state.status);
       if (done) fmt::print("{}", summary_table(state.summary));
-      else lock.emplace(args.resume);
     }
     if (comm.any(done)) return;
     auto [opened, experiment] = open_run(args.resume, /*checkpoint=*/"");
@@ -169,13 +169,13 @@ void run_train(RunArgs& args) {
     return;
   }
   if (!args.resume.empty()) {
+    const RunLock lock(args.resume);  // first: the run's status is read under it
     const RunState state = resumable_run(args.resume, "train");
     if (run_is_done(state.status)) {
       spdlog::info("{} is already finished", args.resume);
       fmt::print("{}", summary_table(state.summary));
       return;
     }
-    const RunLock lock(args.resume);
     auto [run, experiment] = open_run(args.resume, /*checkpoint=*/"");
     set_thread_count(args.threads >= 0 ? args.threads : experiment.config.threads);
     run_training(experiment, run, /*resume=*/true, args, nullptr);
