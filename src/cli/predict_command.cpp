@@ -44,16 +44,22 @@ void run_predict(const PredictArgs& args) {
   experiment.model->eval();
   auto outputs = experiment.model(task.name(), batch.segments_on(experiment.device));
   const double prediction = experiment.model->head(task.name())->predictions(outputs).item<double>();
+  // "3\tpositive": the index as the data files write it, then its meaning.
+  const auto label = [&](int64_t index) {
+    const auto& names = task.spec.label_names;
+    return index >= 0 && index < static_cast<int64_t>(names.size()) ? fmt::format("{}\t{}", index, names[index])
+                                                                    : std::to_string(index);
+  };
   switch (task.spec.target) {
     case TaskTarget::classes: {
       auto probabilities = torch::softmax(outputs.to(torch::kCPU), -1)[0];
-      fmt::print("{}\t(p = {:.3f})\n", static_cast<int64_t>(prediction),
-                 probabilities[static_cast<int64_t>(prediction)].item<double>());
+      const auto index = static_cast<int64_t>(prediction);
+      fmt::print("{}\t(p = {:.3f})\n", label(index), probabilities[index].item<double>());
       break;
     }
     case TaskTarget::binary: {
       const double p = experiment.model->head(task.name())->probability(outputs.to(torch::kCPU))[0].item<double>();
-      fmt::print("{}\t(p({} = 1) = {:.3f})\n", static_cast<int64_t>(prediction), task.spec.label_column, p);
+      fmt::print("{}\t(p({} = 1) = {:.3f})\n", label(static_cast<int64_t>(prediction)), task.spec.label_column, p);
       break;
     }
     case TaskTarget::regression:
