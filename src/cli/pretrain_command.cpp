@@ -18,6 +18,7 @@
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"
+#include "train/experiment.h"
 #include "train/interrupt.h"
 #include "train/pretrainer.h"
 #include "train/run_lock.h"
@@ -65,6 +66,7 @@ PretrainConfig load_given_config(const RunArgs& args, const ConfigArguments& giv
   PretrainConfig config = load_pretrain_config(given.path, given.overrides,
                                                std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   if (args.threads >= 0) config.threads = args.threads;
+  check_device_available(config.device);  // before the run folder, tokenizer or corpus
   return config;
 }
 

@@ -28,6 +28,7 @@
 #include "sweep/sweep_jobs.h"
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_spec.h"
+#include "train/experiment.h"
 #include "train/run_directory.h"
 #include "train/run_lock.h"
 #include "train/run_status.h"
@@ -99,9 +100,15 @@ std::vector<PlannedRun> plan(const SweepSpec& spec, const std::vector<SweepRun>&
 
 bool reads_inputs(const PlannedRun& p) { return p.action == SweepAction::start || p.action == SweepAction::restart; }
 
-// The files a new run reads first, checked before any run starts here (a
-// Slurm script is checked where it runs: the files may live there only).
+// The device and the files a new run needs first, checked before any run
+// starts here (a Slurm script is checked where it runs: its machines have
+// the GPUs, and the files may live there only).
 void check_inputs_exist(const PlannedRun& p) {
+  try {
+    check_device_available(p.config.device);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("run {}: {}", p.run.name, e.message()));
+  }
   if (const auto missing = first_missing_input(p.config))
     throw UserError(fmt::format("run {}: {} does not exist (paths are relative to the folder mtbert runs in, {})",
                                 p.run.name, *missing, fs::current_path().string()));

@@ -42,6 +42,7 @@ ExperimentConfig load_given_experiment(const RunArgs& args, const ConfigArgument
   ExperimentConfig config =
       load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   if (args.threads >= 0) config.threads = args.threads;
+  check_device_available(config.device);  // before the run folder, the tokenizer or the data
   if (!config.model.pretrained.empty()) check_model_folder(config.model.pretrained);  // says how to make one
   if (const auto missing = first_missing_input(config))
     throw UserError(fmt::format("{}: {} does not exist (relative paths start in the current folder, {})",
