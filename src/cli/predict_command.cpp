@@ -6,6 +6,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/batching.h"
@@ -73,7 +74,7 @@ void run_predict(const PredictArgs& args) {
 void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   auto* cmd = app.add_subcommand("predict", "Predict the label or score of text with a trained run");
-  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(existing_folder());
   cmd->add_option("--task", args->task, "Task name, e.g. sst, para, sts")->required();
   cmd->add_option("--text", args->texts, "The text; twice for pair tasks (para, sts)")->required()->check(utf8_text());
   cmd->add_option("--checkpoint", args->checkpoint, "best or last")->check(CLI::IsMember({"best", "last"}));

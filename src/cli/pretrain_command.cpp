@@ -10,6 +10,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "cli/run_folders.h"
 #include "cli/run_ranks.h"
 #include "config/pretrain_config.h"
@@ -194,9 +195,9 @@ void add_pretrain_command(CLI::App& app) {
                   "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it "
                   "holds a finished run)");
   cmd->add_option("--overlay", args->overlays, "YAML file merged over the config; repeatable")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->allow_extra_args(false);
-  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
+  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(existing_folder());
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
       ->check(thread_count());
   cmd->add_option("--nproc", args->nproc,

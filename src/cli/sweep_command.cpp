@@ -16,6 +16,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
@@ -384,7 +385,7 @@ void add_sweep_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over every run's experiment (after its extends, before overrides); repeatable")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->allow_extra_args(false);
   cmd->callback([args] { run_sweep(*args); });
 }

@@ -10,6 +10,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "cli/run_folders.h"
 #include "cli/run_ranks.h"
 #include "cli/run_reporting.h"
@@ -203,9 +204,9 @@ void add_train_command(CLI::App& app) {
                   "holds a finished run)");
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over the experiment (after its extends, before key=value overrides); repeatable")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->allow_extra_args(false);
-  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
+  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(existing_folder());
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
       ->check(thread_count());
   cmd->add_option("--nproc", args->nproc,

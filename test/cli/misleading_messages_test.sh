@@ -12,6 +12,45 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/checks.sh"
 data="$src/experiments/data/quickstart"
 cd "$dir"
 
+# --- info --model with a run folder: what it is, and where its model folder is
+mkdir -p runs/tuned runs/pretrained/model
+printf 'name: "tuned"\ntasks:\n  sst:\n    train: "a.csv"\n' >runs/tuned/config.resolved.yaml
+printf 'name: "pretrained"\ncorpus:\n  train: "c.txt"\n' >runs/pretrained/config.resolved.yaml
+expect_error "info --model: a fine-tuning run folder is named as one" \
+  "runs/tuned is a fine-tuning run folder (mtbert train), not a model folder: its encoder lives in its checkpoints" -- \
+  info --model runs/tuned
+expect_error "info --model: a pretraining run folder names its model folder" \
+  "runs/pretrained is a pretraining run folder, not a model folder: its encoder is runs/pretrained/model (see" -- \
+  info --model runs/pretrained
+expect_error "  ... also for encode" "runs/tuned is a fine-tuning run folder" -- encode --model runs/tuned --text hi
+
+# --- paths that are not what they seem
+ln -s loop-b loop-a
+ln -s loop-a loop-b
+ln -s nowhere dangling
+touch plain-file
+expect_error "a symbolic link loop is named as one" "--model: loop-a is a loop of symbolic links" -- info --model loop-a
+expect_error "a link to nothing names its target" "--model: dangling is a symbolic link to nowhere, which does not exist" -- \
+  info --model dangling
+expect_error "a file where a folder is wanted" "plain-file is a file, not a folder" -- predict plain-file --task sst --text x
+expect_error "an absent run folder" "runs/absent does not exist" -- eval runs/absent
+expect_error "--overlay: a folder where a file is wanted" "--overlay: runs is a folder, not a file" -- \
+  train tiny.yaml --overlay runs
+
+# --- a config saved as UTF-16 (with or without its byte order mark)
+printf 'tasks:\n  sst: {train: a.csv}\n' >utf8.yaml
+/usr/bin/python3 -c "
+import sys
+text = open('utf8.yaml').read()
+open('utf16.yaml', 'wb').write(text.encode('utf-16'))
+open('utf16le.yaml', 'wb').write(text.encode('utf-16-le'))"
+expect_error_after_logs "a UTF-16 config says so" \
+  "utf16.yaml: the config file is UTF-16 text (it starts with a byte order mark); save it as UTF-8" -- \
+  train utf16.yaml --out runs/u1
+expect_error_after_logs "  ... also without a byte order mark" \
+  "utf16le.yaml: the config file is not UTF-8 text: it holds NUL bytes" -- train utf16le.yaml --out runs/u2
+check "  ... and no run folder is made" test ! -e runs/u1 -a ! -e runs/u2
+
 # --- device=cuda on a LibTorch without CUDA: said first, before the
 # SentencePiece training and everything else a run starts with
 cat >tiny.yaml <<YAML
