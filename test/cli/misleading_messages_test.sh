@@ -24,6 +24,15 @@ expect_error "info --model: a pretraining run folder names its model folder" \
   info --model runs/pretrained
 expect_error "  ... also for encode" "runs/tuned is a fine-tuning run folder" -- encode --model runs/tuned --text hi
 
+# --- report --runs naming a folder that is not there: a typo, not a sweep yet to run
+mkdir -p runs/pool_sweep
+printf 'experiments: [tiny.yaml]\noutput_root: runs/pool_sweep\nseeds: [1, 2]\n' >pool.yaml
+printf 'sweep: pool.yaml\ncolumns: {overall: Overall}\nrows:\n  - {label: pool, run: tiny}\n' >pool-table.yaml
+expect_error "report: a --runs folder that does not exist is one line, with the closest name" \
+  '--runs runs/pool_swep: no such folder (did you mean "runs/pool_sweep"?)' -- \
+  report pool-table.yaml --runs runs/pool_swep
+expect_error "  ... without a table too" "--runs nowhere: no such folder" -- report --runs nowhere
+
 # --- paths that are not what they seem
 ln -s loop-b loop-a
 ln -s loop-a loop-b
@@ -75,5 +84,10 @@ else
     sweep cuda-sweep.yaml
   check "  ... and no run folder is made" test ! -e runs/cudasweep
 fi
+
+# --- an option's mistake points at its subcommand's help
+expect_error "a bad option value points at the subcommand's help" "(see mtbert sweep --help)$" -- sweep x.yaml --jobs 0
+expect_error "an unknown option too" "(see mtbert report --help)$" -- report --colour
+expect_error "an unknown command points at mtbert --help" "(see mtbert --help)$" -- swep
 
 finish "misleading messages"
