@@ -18,6 +18,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/atomic_file.h"
 #include "core/json_file.h"
 #include "core/limits.h"
@@ -145,9 +146,9 @@ void add_attention_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "attention", "Write every layer's and head's attention probabilities for a text (or pair), for heatmaps");
   auto* model = cmd->add_option("--model", args->model_dir, "Model folder (from scripts/convert_hf_checkpoint.py)")
-                    ->check(CLI::ExistingDirectory);
+                    ->check(model_folder());
   auto* run = cmd->add_option("--run", args->run_dir, "A training run's folder: its fine-tuned encoder")
-                  ->check(CLI::ExistingDirectory)
+                  ->check(existing_folder())
                   ->excludes(model);
   cmd->add_option("--checkpoint", args->checkpoint, "With --run: best or last")
       ->check(CLI::IsMember({"best", "last"}))

@@ -40,6 +40,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/json_file.h"
 #include "core/op_profile.h"
 #include "core/autocast_scope.h"
@@ -506,7 +507,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "Folder with ids-sst-train.csv and bert-base-uncased/vocab.txt (default: $MTBERT_DATA or "
                   "../shared/data)")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_folder());
   cmd->add_option("--positions", args->positions,
                   "absolute (BERT), or DeBERTa-v3-style position terms joined by | (c2p|p2c, c2p|p2c|p2p, ...)")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/atomic_file.h"
 #include "core/limits.h"
 #include "core/tensor_file.h"
@@ -91,11 +92,11 @@ void add_encode_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("encode", "Run a model folder; write last_hidden_state, pooler_output and, with an MLM head, mlm_logits");
   cmd->add_option("--model", args->model_dir, "Model folder (from scripts/convert_hf_checkpoint.py)")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(model_folder());
   auto* input = cmd->add_option("--input", args->input,
                                 "torch.save'd dict with int64 input_ids [B,N], attention_mask [B,N] and "
                                 "optional token_type_ids")
-                    ->check(CLI::ExistingFile);
+                    ->check(existing_file());
   auto* text = cmd->add_option("--text", args->texts, "Text(s) to encode with the model folder's tokenizer")
                    ->check(utf8_text());
   input->excludes(text);

@@ -6,6 +6,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/json_file.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
@@ -62,7 +63,7 @@ void run_eval(const EvalArgs& args) {
 void add_eval_command(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Evaluate a run's checkpoint on dev or test data; write predictions");
-  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(existing_folder());
   cmd->add_option("--split", args->split, "dev or test")->check(CLI::IsMember({"dev", "test"}));
   cmd->add_option("--checkpoint", args->checkpoint, "best or last")->check(CLI::IsMember({"best", "last"}));
   cmd->add_option("--data", args->data, "TASK=PATH: evaluate TASK on this file instead of the config's");

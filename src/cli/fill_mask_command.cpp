@@ -9,6 +9,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/json_file.h"
 #include "core/limits.h"
 #include "core/thread_count.h"
@@ -84,7 +85,7 @@ void add_fill_mask_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("fill-mask", "The top-k tokens a model folder's MLM head predicts for each [MASK]");
   cmd->add_option("--model", args->model_dir, "Model folder with an MLM head (mtbert pretrain's <run>/model)")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(model_folder());
   cmd->add_option("--text", args->text, "Text with one or more [MASK] tokens")->required()->check(utf8_text());
   cmd->add_option("--top-k", args->top_k, "Candidates per mask")->check(whole_number(1, limits::kVocabSize));
   cmd->add_flag("--json", args->as_json, "Print JSON");

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/json_file.h"
 #include "models/pretrained_model.h"
 #include "text/tokenizer.h"
@@ -71,7 +72,7 @@ void add_info_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("info", "Describe a model folder: config, parameter count, tokenizer");
-  cmd->add_option("--model", *dir, "Model folder")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--model", *dir, "Model folder")->required()->check(model_folder());
   cmd->add_flag("--json", *as_json, "Print JSON");
   cmd->callback([dir, as_json] { run_info(*dir, *as_json); });
 }

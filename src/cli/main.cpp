@@ -61,12 +61,16 @@ int main(int argc, char** argv) {
 
   // A first word that names no subcommand: say so (CLI11 would say that a
   // subcommand is required, or that the arguments were not expected).
+  // Otherwise a mistake in the arguments points at the help that explains
+  // them: the subcommand's.
+  std::string help = "mtbert --help";
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end())
       return fail(fmt::format("unknown command \"{}\"{}; the commands are {} (see mtbert --help)", argv[1],
                               mtbert::did_you_mean_suffix(argv[1], names), fmt::join(names, ", ")));
+    help = fmt::format("mtbert {} --help", argv[1]);
   }
   try {
     app.parse(argc, argv);
@@ -77,7 +81,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see mtbert --help)");
+    return fail(fmt::format("{} (see {})", e.what(), help));
   } catch (const mtbert::UserError& e) {
     return fail(e.message());
   } catch (const mtbert::DistributedError& e) {

@@ -6,6 +6,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/batching.h"
@@ -44,16 +45,22 @@ void run_predict(const PredictArgs& args) {
   experiment.model->eval();
   auto outputs = experiment.model(task.name(), batch.segments_on(experiment.device));
   const double prediction = experiment.model->head(task.name())->predictions(outputs).item<double>();
+  // "3\tpositive": the index as the data files write it, then its meaning.
+  const auto label = [&](int64_t index) {
+    const auto& names = task.spec.label_names;
+    return index >= 0 && index < static_cast<int64_t>(names.size()) ? fmt::format("{}\t{}", index, names[index])
+                                                                    : std::to_string(index);
+  };
   switch (task.spec.target) {
     case TaskTarget::classes: {
       auto probabilities = torch::softmax(outputs.to(torch::kCPU), -1)[0];
-      fmt::print("{}\t(p = {:.3f})\n", static_cast<int64_t>(prediction),
-                 probabilities[static_cast<int64_t>(prediction)].item<double>());
+      const auto index = static_cast<int64_t>(prediction);
+      fmt::print("{}\t(p = {:.3f})\n", label(index), probabilities[index].item<double>());
       break;
     }
     case TaskTarget::binary: {
       const double p = experiment.model->head(task.name())->probability(outputs.to(torch::kCPU))[0].item<double>();
-      fmt::print("{}\t(p({} = 1) = {:.3f})\n", static_cast<int64_t>(prediction), task.spec.label_column, p);
+      fmt::print("{}\t(p({} = 1) = {:.3f})\n", label(static_cast<int64_t>(prediction)), task.spec.label_column, p);
       break;
     }
     case TaskTarget::regression:
@@ -67,7 +74,7 @@ void run_predict(const PredictArgs& args) {
 void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   auto* cmd = app.add_subcommand("predict", "Predict the label or score of text with a trained run");
-  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("run", args->run_dir, "Run folder")->required()->check(existing_folder());
   cmd->add_option("--task", args->task, "Task name, e.g. sst, para, sts")->required();
   cmd->add_option("--text", args->texts, "The text; twice for pair tasks (para, sts)")->required()->check(utf8_text());
   cmd->add_option("--checkpoint", args->checkpoint, "best or last")->check(CLI::IsMember({"best", "last"}));

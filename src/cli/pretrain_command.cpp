@@ -10,6 +10,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "cli/run_folders.h"
 #include "cli/run_ranks.h"
 #include "config/pretrain_config.h"
@@ -18,6 +19,7 @@
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"
+#include "train/experiment.h"
 #include "train/interrupt.h"
 #include "train/pretrainer.h"
 #include "train/run_lock.h"
@@ -65,6 +67,7 @@ PretrainConfig load_given_config(const RunArgs& args, const ConfigArguments& giv
   PretrainConfig config = load_pretrain_config(given.path, given.overrides,
                                                std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   if (args.threads >= 0) config.threads = args.threads;
+  check_device_available(config.device);  // before the run folder, tokenizer or corpus
   return config;
 }
 
@@ -83,9 +86,9 @@ void run_pretrain_rank(const RunArgs& args, const LaunchEnv& env, const ConfigAr
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
+      lock.emplace(args.resume);  // first: the run's status is read under it
       done = run_is_done(resumable_run(args.resume, "pretrain").status);
       if (done) spdlog::info("{} is already finished", args.resume);
-      else lock.emplace(args.resume);
     }
     if (comm.any(done)) return;
     Pretraining pretraining = reopen_pretraining(run);
@@ -161,11 +164,11 @@ void run_pretrain(const RunArgs& args) {
     return;
   }
   if (!args.resume.empty()) {
+    const RunLock lock(args.resume);  // first: the run's status is read under it
     if (run_is_done(resumable_run(args.resume, "pretrain").status)) {
       spdlog::info("{} is already finished", args.resume);
       return;
     }
-    const RunLock lock(args.resume);
     const RunDirectory run(args.resume);
     Pretraining pretraining = reopen_pretraining(run);
     set_thread_count(args.threads >= 0 ? args.threads : pretraining.config.threads);
@@ -192,9 +195,9 @@ void add_pretrain_command(CLI::App& app) {
                   "Run folder (default: the config's output_dir, runs/<name>; <output_dir>-2, -3, ... once it "
                   "holds a finished run)");
   cmd->add_option("--overlay", args->overlays, "YAML file merged over the config; repeatable")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->allow_extra_args(false);
-  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
+  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(existing_folder());
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
       ->check(thread_count());
   cmd->add_option("--nproc", args->nproc,

@@ -6,11 +6,15 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "core/atomic_file.h"
+#include "core/did_you_mean.h"
+#include "core/user_error.h"
 #include "report/erased_differences.h"
+#include "report/folder_runs.h"
 #include "report/report_format.h"
 #include "report/report_results.h"
 #include "report/report_table.h"
@@ -34,14 +38,55 @@ struct ReportArgs {
   int64_t bootstrap_samples = 2000;
 };
 
+// An explicit --runs that is no folder is a mistyped path, not a sweep
+// that has not run yet: said at once, with the closest folder beside it.
+void check_runs_folder(const std::string& runs) {
+  std::error_code ec;
+  if (fs::is_directory(runs, ec)) return;
+  const fs::path path(runs);
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::vector<std::string> siblings;
+  for (const auto& entry : fs::directory_iterator(parent, ec))
+    if (entry.is_directory(ec)) siblings.push_back((path.parent_path() / entry.path().filename()).string());
+  throw UserError(fmt::format("--runs {}: no such folder{}", runs, did_you_mean_suffix(runs, siblings)));
+}
+
+// The table of a report: the table file's, or one made from the run folders
+// of --runs alone (report/folder_runs.h); filled in place, since the result
+// points into the table.
+struct ReportInputs {
+  ReportTable table;
+  std::optional<SweepSpec> sweep;  // none for --runs alone
+  fs::path root;
+  ReportResult result;
+};
+
+void collect(const ReportArgs& args, ReportInputs& in) {
+  if (args.table.empty()) {
+    if (args.runs.empty())
+      throw UserError("report needs TABLE.yaml, or --runs DIR to tabulate the runs in DIR (rows: runs over seeds)");
+    if (!args.sweep.empty()) throw UserError("--sweep names the runs of a table: give TABLE.yaml with it");
+    FolderRuns found = folder_runs(args.runs);
+    in.table = std::move(found.table);
+    in.root = args.runs;
+    if (!args.output.empty()) check_output_spares_inputs("--output", args.output, {});
+    in.result = collect_report(in.table, found.runs, in.root, fs::path());
+    return;
+  }
+  in.table = load_report_table(args.table);
+  in.sweep = load_sweep(args.sweep.empty() ? in.table.sweep : fs::path(args.sweep));
+  if (!args.output.empty()) check_output_spares_inputs("--output", args.output, {args.table, in.sweep->source});
+  in.root = args.runs.empty() ? fs::path(in.sweep->output_root) : fs::path(args.runs);
+  in.result = collect_report(in.table, *in.sweep, in.root);
+}
+
 void run_report(const ReportArgs& args) {
   const ReportFormat format = report_format_from_name(args.format);
-  const ReportTable table = load_report_table(args.table);
-  const SweepSpec sweep = load_sweep(args.sweep.empty() ? table.sweep : fs::path(args.sweep));
-  if (!args.output.empty()) check_output_spares_inputs("--output", args.output, {args.table, sweep.source});
-  const fs::path root = args.runs.empty() ? fs::path(sweep.output_root) : fs::path(args.runs);
-  ReportResult result = collect_report(table, sweep, root);
-  const std::string against = args.against_given ? args.against : table.against;
+  if (!args.runs.empty()) check_runs_folder(args.runs);
+  ReportInputs in;
+  collect(args, in);
+  ReportResult& result = in.result;  // points into in.table: `in` stays where it is
+  const std::string against = args.against_given ? args.against : in.table.against;
   if (!against.empty()) {
     BootstrapOptions options;
     options.samples = args.bootstrap_samples;
@@ -49,11 +94,12 @@ void run_report(const ReportArgs& args) {
   }
   if (report_has_smoke_runs(result))
     spdlog::warn("{}: these runs are tagged smoke: their numbers prove the pipeline, not the papers' results",
-                 root.string());
-  for (const auto& erased : erased_differences(result, sweep))
-    spdlog::warn("{}: the rows' experiments set {} to {}, but every run trained {} = {}: an overlay or override "
-                 "replaced it, so the rows cannot show that difference",
-                 args.table, erased.key, fmt::join(erased.intended, " / "), erased.key, erased.trained);
+                 in.root.string());
+  if (in.sweep)
+    for (const auto& erased : erased_differences(result, *in.sweep))
+      spdlog::warn("{}: the rows' experiments set {} to {}, but every run trained {} = {}: an overlay or override "
+                   "replaced it, so the rows cannot show that difference",
+                   args.table, erased.key, fmt::join(erased.intended, " / "), erased.key, erased.trained);
   const std::string text = format_report(result, format);
   if (args.output.empty()) {
     fmt::print("{}", text);
@@ -67,12 +113,16 @@ void run_report(const ReportArgs& args) {
 
 void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
-  auto* cmd = app.add_subcommand("report", "A paper's table with its numbers beside ours, from a sweep's runs");
-  cmd->add_option("table", args->table, "TABLE.yaml (experiments/tables/)")->required();
+  auto* cmd = app.add_subcommand("report", "A paper's table with its numbers beside ours, from a sweep's runs; or "
+                                           "any folder's runs tabulated (--runs DIR)");
+  cmd->add_option("table", args->table,
+                  "TABLE.yaml (experiments/tables/); without it, --runs DIR tabulates the runs in DIR");
   cmd->add_option("--sweep", args->sweep,
                   "The sweep whose runs fill the table (default: the table's sweep:), e.g. the same rows with more "
                   "seeds: experiments/sweeps/small/");
-  cmd->add_option("--runs", args->runs, "Folder of the run folders (default: the sweep's output_root)")
+  cmd->add_option("--runs", args->runs,
+                  "Folder of the run folders (default: the sweep's output_root); without TABLE.yaml: a row per run "
+                  "name without -seed<N> (its seeds), a column per task")
       ->check(folder_or_absent());
   cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
       ->check(CLI::IsMember({"md", "csv", "latex"}));

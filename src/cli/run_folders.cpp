@@ -149,10 +149,15 @@ void check_fresh_run_folder(const RunDirectory& run, const std::string& command)
 }
 
 void in_fresh_run_folder(const RunDirectory& run, const std::string& command, const std::function<void()>& start) {
-  check_fresh_run_folder(run, command);
+  check_fresh_run_folder(run, command);  // before any folder is made
   const bool existed = fs::exists(run.root());
   run.create();
+  // Again under the lock, which is what counts: another process may have
+  // trained a run here since. (A failed run it finds is cleared, subfolders
+  // and all: they are made again.)
   const RunLock lock(run.root());
+  check_fresh_run_folder(run, command);
+  run.create();
   try {
     start();
   } catch (...) {

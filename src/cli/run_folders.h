@@ -47,8 +47,10 @@ RunDirectory new_run_folder(const std::string& out, const std::string& output_di
 // that left is cleared). An unfinished run names `mtbert <command> --resume`.
 void check_fresh_run_folder(const RunDirectory& run, const std::string& command);
 
-// Runs `start` in the folder `run`, checked fresh, created and locked; when it
-// throws before the run's first checkpoint, nothing it wrote stays behind.
+// Runs `start` in the folder `run`, checked fresh, created, locked and
+// checked again under the lock (another process may have trained a run there
+// meanwhile); when it throws before the run's first checkpoint, nothing it
+// wrote stays behind.
 void in_fresh_run_folder(const RunDirectory& run, const std::string& command, const std::function<void()>& start);
 
 }  // namespace mtbert::cli

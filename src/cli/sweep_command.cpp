@@ -16,6 +16,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "config/experiment_config.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
@@ -28,7 +29,9 @@
 #include "sweep/sweep_jobs.h"
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_spec.h"
+#include "train/experiment.h"
 #include "train/run_directory.h"
+#include "train/run_lock.h"
 #include "train/run_status.h"
 
 namespace mtbert::cli {
@@ -67,9 +70,9 @@ std::string last_log_line(const fs::path& log) {
   return last.empty() ? "(no output)" : last;
 }
 
-// "finished  overall 0.7412"
-std::string outcome_text(const RunState& state) {
-  std::string text = run_status_name(state.status);
+// "finished  overall 0.7412", or with `where`: "finished elsewhere  overall 0.7412"
+std::string outcome_text(const RunState& state, const std::string& where = "") {
+  std::string text = run_status_name(state.status) + where;
   const auto best = state.summary.find("best");
   if (run_is_done(state.status) && best != state.summary.end() && best->contains("overall"))
     text += fmt::format("  overall {:.4f}", (*best)["overall"].get<double>());
@@ -98,9 +101,15 @@ std::vector<PlannedRun> plan(const SweepSpec& spec, const std::vector<SweepRun>&
 
 bool reads_inputs(const PlannedRun& p) { return p.action == SweepAction::start || p.action == SweepAction::restart; }
 
-// The files a new run reads first, checked before any run starts here (a
-// Slurm script is checked where it runs: the files may live there only).
+// The device and the files a new run needs first, checked before any run
+// starts here (a Slurm script is checked where it runs: its machines have
+// the GPUs, and the files may live there only).
 void check_inputs_exist(const PlannedRun& p) {
+  try {
+    check_device_available(p.config.device);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("run {}: {}", p.run.name, e.message()));
+  }
   if (const auto missing = first_missing_input(p.config))
     throw UserError(fmt::format("run {}: {} does not exist (paths are relative to the folder mtbert runs in, {})",
                                 p.run.name, *missing, fs::current_path().string()));
@@ -161,6 +170,27 @@ void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<P
   fmt::print("{}\n", script.string());
 }
 
+// The end of the sweep's line: runs by where they stand now (another sweep
+// on the same root may still be training some), so that the counts add up.
+struct SweepTally {
+  size_t finished = 0;
+  std::vector<std::string> running;      // by another process
+  std::vector<std::string> left_alone;   // unresumable, not touched here
+  std::vector<std::string> unfinished;   // failed or interrupted
+};
+
+SweepTally tally(const std::vector<PlannedRun>& planned) {
+  SweepTally t;
+  for (const auto& p : planned) {
+    const RunStatus status = inspect_run(p.run.folder).status;
+    if (run_is_done(status)) ++t.finished;
+    else if (status == RunStatus::running) t.running.push_back(p.run.name);
+    else if (status == RunStatus::unresumable) t.left_alone.push_back(p.run.name);
+    else t.unfinished.push_back(p.run.name);
+  }
+  return t;
+}
+
 void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, const std::vector<fs::path>& overlays,
               int jobs, int nproc) {
   std::vector<const PlannedRun*> queued;
@@ -195,51 +225,97 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
   std::vector<SweepJob> queue;
   std::map<std::string, const PlannedRun*> by_name;
   for (const PlannedRun* p : queued) {
-    if (p->action == SweepAction::restart) clear_for_restart(p->run.folder);
     SweepJob job;
     job.name = p->run.name;
     job.log = RunDirectory(p->run.folder).train_log();
-    job.args = p->action == SweepAction::resume ? resume_arguments(p->run) : start_arguments(p->run, overlays);
-    job.args.insert(job.args.end(), {"--threads", std::to_string(threads), "--no-progress"});
-    if (nproc > 1) job.args.insert(job.args.end(), {"--nproc", std::to_string(nproc)});
     queue.push_back(std::move(job));
     by_name[p->run.name] = p;
   }
 
   size_t ended = 0;
-  std::vector<std::string> unfinished;  // failed or interrupted
+  std::vector<std::string> failed;             // failed or interrupted here
+  std::map<std::string, RunLock> locks;        // from a run's decision until its child holds the lock
+  std::map<std::string, bool> resuming;
+  const auto print_line = [&](const std::string& name, const std::string& line) {
+    ++ended;
+    fmt::print("[{}/{}] {}  {}\n", ended, queue.size(), name, line);
+    std::fflush(stdout);
+  };
   SweepJobHooks hooks;
+  // A run's fate is decided when its turn comes, under its lock, which the
+  // child then holds: between the listing and now another sweep on the same
+  // root may have started or finished it.
+  // A folder that cannot be made, locked or cleared fails that run alone.
+  const auto decide = [&](SweepJob& job) {
+    const PlannedRun& p = *by_name.at(job.name);
+    std::error_code ec;
+    fs::create_directories(p.run.folder, ec);  // a lock needs its folder
+    if (ec) throw UserError(fmt::format("cannot create {}: {}", p.run.folder.string(), ec.message()));
+    auto lock = RunLock::try_lock(p.run.folder);
+    if (!lock) {
+      print_line(job.name, "running elsewhere (left alone)");
+      return false;
+    }
+    const RunState state = inspect_run(p.run.folder);
+    const SweepAction action = action_for(state.status);
+    if (action == SweepAction::skip) {
+      print_line(job.name, outcome_text(state, " elsewhere"));
+      return false;
+    }
+    if (action == SweepAction::keep) {
+      print_line(job.name, "left alone: checkpoints/last is gone, so it cannot be resumed");
+      return false;
+    }
+    if (action == SweepAction::restart) clear_for_restart(p.run.folder);
+    job.args = action == SweepAction::resume ? resume_arguments(p.run) : start_arguments(p.run, overlays);
+    job.args.insert(job.args.end(), {"--threads", std::to_string(threads), "--no-progress"});
+    if (nproc > 1) job.args.insert(job.args.end(), {"--nproc", std::to_string(nproc)});
+    job.inherited_fd = lock->fd();
+    job.environment = {lock->handover_variable()};
+    resuming[job.name] = action == SweepAction::resume;
+    locks.emplace(job.name, std::move(*lock));
+    return true;
+  };
+  hooks.prepare = [&](SweepJob& job) {
+    try {
+      return decide(job);
+    } catch (const UserError& e) {
+      failed.push_back(job.name);
+      print_line(job.name, "FAILED: " + e.message());
+      return false;
+    }
+  };
   hooks.started = [&](const SweepJob& job) {
-    spdlog::info("{} {} (log: {})", by_name.at(job.name)->action == SweepAction::resume ? "resuming" : "starting",
-                 job.name, job.log.string());
+    locks.erase(job.name);  // the child holds it now
+    spdlog::info("{} {} (log: {})", resuming.at(job.name) ? "resuming" : "starting", job.name, job.log.string());
   };
   hooks.ended = [&](const SweepJob& job, const SweepJobResult& result) {
-    ++ended;
     const RunState state = inspect_run(by_name.at(job.name)->run.folder);
     const bool stopped = result.exit_code == 128 + SIGINT || result.exit_code == 128 + SIGTERM;
     std::string line;
     if (result.exit_code == 0) {
       line = outcome_text(state);
     } else if (stopped && state.status == RunStatus::interrupted) {
-      unfinished.push_back(job.name);
+      failed.push_back(job.name);
       line = "interrupted: its checkpoint is saved, the next sweep resumes it";
     } else {
-      unfinished.push_back(job.name);
+      failed.push_back(job.name);
       line = fmt::format("FAILED (exit {}): {} (log: {})", result.exit_code,
                          result.error.empty() ? last_log_line(job.log) : result.error, job.log.string());
     }
-    fmt::print("[{}/{}] {}  {}  {}\n", ended, queue.size(), job.name, line, format_duration(result.seconds));
-    std::fflush(stdout);
+    print_line(job.name, fmt::format("{}  {}", line, format_duration(result.seconds)));
   };
   const int signal = run_sweep_jobs(fs::read_symlink("/proc/self/exe"), queue, parallel, hooks);
 
-  const auto done = std::count_if(planned.begin(), planned.end(), [](const PlannedRun& p) {
-    return run_is_done(inspect_run(p.run.folder).status);
-  });
-  fmt::print("sweep {}: {} of {} runs finished{}\n", spec.name, done, planned.size(),
-             unfinished.empty() ? "" : fmt::format("; not finished: {}", fmt::join(unfinished, ", ")));
+  const SweepTally t = tally(planned);
+  const auto listed = [](const char* what, const std::vector<std::string>& names) {
+    return names.empty() ? std::string() : fmt::format("; {}: {}", what, fmt::join(names, ", "));
+  };
+  fmt::print("sweep {}: {} of {} runs finished{}{}{}\n", spec.name, t.finished, planned.size(),
+             listed("running elsewhere", t.running), listed("left alone (no last checkpoint)", t.left_alone),
+             listed("not finished", t.unfinished));
   if (signal != 0) set_exit_code(128 + signal);
-  else if (!unfinished.empty()) set_exit_code(1);
+  else if (!failed.empty() || !t.unfinished.empty()) set_exit_code(1);
 }
 
 void run_sweep(const SweepArgs& args) {
@@ -309,7 +385,7 @@ void add_sweep_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over every run's experiment (after its extends, before overrides); repeatable")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->allow_extra_args(false);
   cmd->callback([args] { run_sweep(*args); });
 }

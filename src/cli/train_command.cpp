@@ -10,6 +10,7 @@
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
+#include "cli/path_checks.h"
 #include "cli/run_folders.h"
 #include "cli/run_ranks.h"
 #include "cli/run_reporting.h"
@@ -42,6 +43,7 @@ ExperimentConfig load_given_experiment(const RunArgs& args, const ConfigArgument
   ExperimentConfig config =
       load_experiment(given.path, given.overrides, std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   if (args.threads >= 0) config.threads = args.threads;
+  check_device_available(config.device);  // before the run folder, the tokenizer or the data
   if (!config.model.pretrained.empty()) check_model_folder(config.model.pretrained);  // says how to make one
   if (const auto missing = first_missing_input(config))
     throw UserError(fmt::format("{}: {} does not exist (relative paths start in the current folder, {})",
@@ -87,10 +89,10 @@ void run_train_rank(RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
     std::optional<RunLock> lock;
     bool done = false;
     if (comm.is_main()) {
+      lock.emplace(args.resume);  // first: the run's status is read under it
       const RunState state = resumable_run(args.resume, "train");
       done = run_is_done(state.status);
       if (done) fmt::print("{}", summary_table(state.summary));
-      else lock.emplace(args.resume);
     }
     if (comm.any(done)) return;
     auto [opened, experiment] = open_run(args.resume, /*checkpoint=*/"");
@@ -169,13 +171,13 @@ void run_train(RunArgs& args) {
     return;
   }
   if (!args.resume.empty()) {
+    const RunLock lock(args.resume);  // first: the run's status is read under it
     const RunState state = resumable_run(args.resume, "train");
     if (run_is_done(state.status)) {
       spdlog::info("{} is already finished", args.resume);
       fmt::print("{}", summary_table(state.summary));
       return;
     }
-    const RunLock lock(args.resume);
     auto [run, experiment] = open_run(args.resume, /*checkpoint=*/"");
     set_thread_count(args.threads >= 0 ? args.threads : experiment.config.threads);
     run_training(experiment, run, /*resume=*/true, args, nullptr);
@@ -202,9 +204,9 @@ void add_train_command(CLI::App& app) {
                   "holds a finished run)");
   cmd->add_option("--overlay", args->overlays,
                   "YAML file merged over the experiment (after its extends, before key=value overrides); repeatable")
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->allow_extra_args(false);
-  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(CLI::ExistingDirectory);
+  cmd->add_option("--resume", args->resume, "Continue the interrupted run in this folder")->check(existing_folder());
   cmd->add_option("--threads", args->threads, "Intra-op threads (0: one per core; default: the config's)")
       ->check(thread_count());
   cmd->add_option("--nproc", args->nproc,

@@ -1,6 +1,7 @@
 #include "config/config_tree.h"
 
 #include <fstream>
+#include <string_view>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -142,9 +143,27 @@ ConfigNode parse_config_yaml(const std::string& text, const ConfigOrigin& origin
   return convert(yaml, origin, budget, 0);
 }
 
+namespace {
+
+// A config saved as UTF-16 or UTF-32 (some editors' "Unicode") would read as
+// something else than it says, or as nothing: named for what it is.
+void check_utf8_config(const std::string& text, const std::filesystem::path& path) {
+  const auto starts = [&](std::string_view bytes) { return text.compare(0, bytes.size(), bytes) == 0; };
+  using namespace std::string_view_literals;
+  std::string encoding;
+  if (starts("\xFF\xFE\0\0"sv) || starts("\0\0\xFE\xFF"sv)) encoding = "UTF-32 text (it starts with a byte order mark)";
+  else if (starts("\xFF\xFE"sv) || starts("\xFE\xFF"sv)) encoding = "UTF-16 text (it starts with a byte order mark)";
+  else if (text.find('\0') != std::string::npos) encoding = "not UTF-8 text: it holds NUL bytes (UTF-16 or UTF-32?)";
+  if (!encoding.empty())
+    throw UserError(fmt::format("{}: the config file is {}; save it as UTF-8", path.string(), encoding));
+}
+
+}  // namespace
+
 ConfigNode read_config_file(const std::filesystem::path& path) {
-  return parse_config_yaml(read_input_file(path, limits::kConfigFileBytes, "config file"),
-                           ConfigOrigin{path.string(), 0});
+  const std::string text = read_input_file(path, limits::kConfigFileBytes, "config file");
+  check_utf8_config(text, path);
+  return parse_config_yaml(text, ConfigOrigin{path.string(), 0});
 }
 
 ConfigNode read_config_map_file(const std::filesystem::path& path, std::string_view what, std::string_view shape) {

@@ -21,6 +21,9 @@
 // - `$$` is a literal `$` (resolved_yaml writes every `$` so);
 // - every task needs `train`; a task's name is a built-in task or it has a
 //   `type:`;
+// - `task_defaults:` holds task keys (not type, train, dev, test) that every
+//   task inherits unless it sets its own; config.resolved.yaml writes each
+//   task with what it inherited, and no task_defaults;
 // - PCGrad (train.pcgrad.enabled) needs train.sampler.kind: mixed, and an
 //   encoder that is not frozen; early stopping needs a task with `dev`;
 // - paths are kept as written (relative to the working directory), and files
@@ -445,6 +448,7 @@ template <class V>
 void describe(V& v, ExperimentConfig& c) {
   describe_run_keys(v, c);
   v.section("model", c.model);
+  v.task_defaults("task_defaults");  // before the tasks that inherit them
   v.tasks("tasks", c.tasks);
   v.section("train", c.train);
   v.section("distributed", c.distributed);

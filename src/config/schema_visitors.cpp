@@ -56,10 +56,20 @@ nlohmann::json config_node_to_json(const ConfigNode& node) {
   return object;
 }
 
+void SchemaReader::task_defaults(std::string_view name) {
+  ConfigReader defaults = r_.section(name);
+  for (const char* own : {"type", "train", "dev", "test"})
+    defaults.check(!defaults.has(own), own,
+                   fmt::format("each task has its own {}: set it under tasks.<task>, not as a default", own));
+  SchemaReader reader(defaults);
+  describe(reader, task_defaults_);
+  reader.r_.finish();
+}
+
 void SchemaReader::tasks(std::string_view name, std::vector<TaskConfig>& tasks) {
   ConfigReader all = r_.section(name);
   for (const auto& task_name : all.keys()) {
-    TaskConfig t;
+    TaskConfig t = task_defaults_;
     t.name = t.type = task_name;
     SchemaReader task(all.section(task_name));
     describe(task, t);

@@ -1,10 +1,12 @@
 #pragma once
 // The things done with a config schema (the describe() functions of
-// config/experiment_config.h), each a visitor with the same four calls:
+// config/experiment_config.h), each a visitor with the same calls:
 //
 //   key(name, value, constraints...)   one value
 //   section(name, struct)              a nested map, described in turn
 //   tasks(name, vector<TaskConfig>)    the map of tasks, one described struct each
+//   task_defaults(name)                a map of task keys every task inherits
+//                                      (before tasks(); read into no struct of its own)
 //
 //   SchemaReader  reads a config tree into the structs: types, enum names,
 //                 single-value constraints and unknown keys, each error naming
@@ -57,8 +59,12 @@ class SchemaReader {
     nested.r_.finish();
   }
 
-  // Every key of the map is a task; its `type` defaults to its name.
+  // Every key of the map is a task; its `type` defaults to its name, its
+  // other keys to task_defaults.
   void tasks(std::string_view name, std::vector<TaskConfig>& tasks);
+  // A map of task keys (all but the ones naming a task's own files and
+  // type), checked as a task's are; every task of tasks() starts from them.
+  void task_defaults(std::string_view name);
 
   ConfigReader& reader() { return r_; }
 
@@ -100,6 +106,7 @@ class SchemaReader {
   void check(std::string_view, const T&, Doc) const {}  // for the reference page only
 
   ConfigReader r_;
+  TaskConfig task_defaults_;
 };
 
 // ---------------------------------------------------------------------------
@@ -124,6 +131,8 @@ class SchemaWriter {
   }
 
   void tasks(std::string_view name, std::vector<TaskConfig>& tasks);
+  // Nothing: every task is written with the values it inherited.
+  void task_defaults(std::string_view) {}
 
   const std::string& yaml() const { return text_; }
 
@@ -169,6 +178,9 @@ class KeyLister {
     TaskConfig any;
     section(std::string(name) + ".<task>", any);
   }
+
+  // One key, as model.config: its keys are the tasks' own.
+  void task_defaults(std::string_view name) { keys_.push_back(prefix_ + std::string(name)); }
 
   const std::vector<std::string>& keys() const { return keys_; }
 

@@ -24,6 +24,7 @@ std::vector<TaskSpec> make_builtin_tasks() {
   sst.label_max = 4;
   sst.text_columns = {"sentence"};
   sst.label_column = "sentiment";
+  sst.label_names = {"very negative", "negative", "neutral", "positive", "very positive"};
   sst.prediction_column = "Predicted_Sentiment";
   sst.prediction_format = PredictionFormat::integer;
 
@@ -37,6 +38,7 @@ std::vector<TaskSpec> make_builtin_tasks() {
   para.label_max = 1;
   para.text_columns = {"sentence1", "sentence2"};
   para.label_column = "is_duplicate";
+  para.label_names = {"not duplicate", "duplicate"};
   para.prediction_column = "Predicted_Is_Paraphrase";
   para.prediction_format = PredictionFormat::float32;
 
@@ -63,6 +65,7 @@ std::vector<TaskSpec> make_builtin_tasks() {
   cfimdb.label_max = 1;
   cfimdb.text_columns = {"sentence"};
   cfimdb.label_column = "sentiment";
+  cfimdb.label_names = {"negative", "positive"};
   cfimdb.prediction_column = "Predicted_Sentiment";
   cfimdb.prediction_format = PredictionFormat::integer;
 

@@ -29,6 +29,9 @@ struct TaskSpec {
   double label_max = 0.0;
   std::vector<std::string> text_columns;  // {"sentence"} or {"sentence1", "sentence2"}
   std::string label_column;               // "sentiment", "is_duplicate", "similarity"
+  // What each label means, by index (classes and binary targets): what
+  // predict prints beside a predicted index.
+  std::vector<std::string> label_names;
   std::string prediction_column;          // leaderboard header, e.g. "Predicted_Sentiment"
   PredictionFormat prediction_format = PredictionFormat::integer;
 };

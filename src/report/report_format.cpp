@@ -120,7 +120,8 @@ std::string comparison_description(const ReportResult& r, const std::string& mar
 
 // `code` formats a path.
 std::string ours_description(const ReportResult& r, std::string (*code)(const std::string&)) {
-  return fmt::format("Ours: the runs in {} (sweep {}), {}", code(r.runs_root.string()), code(r.sweep.string()),
+  return fmt::format("Ours: the runs in {}{}, {}", code(r.runs_root.string()),
+                     r.sweep.empty() ? "" : fmt::format(" (sweep {})", code(r.sweep.string())),
                      any_test_row(r) ? "on each row's split (dev: the best dev evaluation)" : "best dev scores");
 }
 

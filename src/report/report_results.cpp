@@ -46,7 +46,11 @@ std::optional<double> metric(const nlohmann::json& summary, const std::string& s
 }  // namespace
 
 ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, const std::filesystem::path& runs_root) {
-  const std::vector<SweepRun> runs = expand_sweep(sweep, runs_root);
+  return collect_report(table, expand_sweep(sweep, runs_root), runs_root, sweep.source);
+}
+
+ReportResult collect_report(const ReportTable& table, const std::vector<SweepRun>& runs,
+                            const std::filesystem::path& runs_root, const std::filesystem::path& sweep) {
   std::vector<std::string> names;
   for (const auto& run : runs) {
     if (std::find(names.begin(), names.end(), run.group) == names.end()) names.push_back(run.group);
@@ -56,7 +60,7 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
   ReportResult result;
   result.table = &table;
   result.runs_root = runs_root;
-  result.sweep = sweep.source;
+  result.sweep = sweep;
   std::set<std::string> tags;
   std::set<std::string> tasks;  // of the finished runs: what a column may name
   bool all_runs_finished = true;
@@ -88,7 +92,7 @@ ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, co
     all_runs_finished = all_runs_finished && out.finished == static_cast<int64_t>(out.runs.size());
     if (out.runs.empty())
       throw UserError(fmt::format("{}: rows[{}].run: no run \"{}\" in sweep {}{} (its runs: {})",
-                                  row.run_origin.describe(), index, row.run, sweep.source.string(),
+                                  row.run_origin.describe(), index, row.run, sweep.string(),
                                   did_you_mean_suffix(row.run, names),
                                   fmt::join(names, ", ")));
     for (const auto& column : table.columns) {

@@ -11,6 +11,7 @@
 
 #include "report/paired_bootstrap.h"
 #include "report/report_table.h"
+#include "sweep/sweep_expansion.h"
 #include "sweep/sweep_spec.h"
 #include "train/run_status.h"
 
@@ -53,7 +54,7 @@ struct ReportComparison {
 struct ReportResult {
   const ReportTable* table = nullptr;
   std::filesystem::path runs_root;
-  std::filesystem::path sweep;  // the sweep file the runs come from (the table's, or report --sweep)
+  std::filesystem::path sweep;  // the sweep file the runs come from (the table's, or report --sweep); none for --runs alone
   std::vector<ReportRowResult> rows;
   std::vector<std::string> tags;  // of every run that exists, each once, sorted
   std::optional<ReportComparison> comparison;
@@ -63,5 +64,9 @@ struct ReportResult {
 // and reads them. A row whose run matches none is a UserError at the row's
 // `run:`, listing the sweep's names.
 ReportResult collect_report(const ReportTable& table, const SweepSpec& sweep, const std::filesystem::path& runs_root);
+// The same from runs already listed (report/folder_runs.h: a folder's runs,
+// without a sweep file; `sweep` is then empty).
+ReportResult collect_report(const ReportTable& table, const std::vector<SweepRun>& runs,
+                            const std::filesystem::path& runs_root, const std::filesystem::path& sweep);
 
 }  // namespace mtbert

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -20,6 +21,8 @@
 #include "core/scoped_signal_handler.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
+
+extern char** environ;
 
 namespace mtbert {
 
@@ -52,6 +55,21 @@ std::string local_time() {
   return text;
 }
 
+// This process's environment with the job's variables added (replacing
+// any of the same name).
+std::vector<std::string> job_environment(const SweepJob& job) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(job.environment.begin(), job.environment.end(),
+                     [&](const std::string& added) { return added.rfind(name, 0) == 0; }))
+      env.push_back(entry);
+  }
+  env.insert(env.end(), job.environment.begin(), job.environment.end());
+  return env;
+}
+
 struct Running {
   size_t index;
   pid_t pid;
@@ -82,8 +100,17 @@ pid_t spawn(const fs::path& executable, const SweepJob& job, std::string& error)
   posix_spawn_file_actions_adddup2(&files, log, 1);
   posix_spawn_file_actions_adddup2(&files, log, 2);
 
+  std::vector<std::string> env = job_environment(job);
+  std::vector<char*> envp;
+  for (auto& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  // Inheritable for this child only: the jobs start one at a time, from this
+  // thread, and the flag is set back at once.
+  const int inherited_flags = job.inherited_fd >= 0 ? ::fcntl(job.inherited_fd, F_GETFD) : -1;
+  if (inherited_flags >= 0) ::fcntl(job.inherited_fd, F_SETFD, inherited_flags & ~FD_CLOEXEC);
   pid_t pid = -1;
-  const int status = spawn_child(pid, executable, job.args, nullptr, &files);
+  const int status = spawn_child(pid, executable, job.args, envp.data(), &files);
+  if (inherited_flags >= 0) ::fcntl(job.inherited_fd, F_SETFD, inherited_flags);
   posix_spawn_file_actions_destroy(&files);
   ::close(log);
   if (status != 0) {
@@ -95,7 +122,7 @@ pid_t spawn(const fs::path& executable, const SweepJob& job, std::string& error)
 
 }  // namespace
 
-int run_sweep_jobs(const fs::path& executable, const std::vector<SweepJob>& jobs, int parallel,
+int run_sweep_jobs(const fs::path& executable, std::vector<SweepJob>& jobs, int parallel,
                    const SweepJobHooks& hooks) {
   if (parallel < 1) throw UserError(fmt::format("--jobs must be at least 1, got {}", parallel));
   reset_signal_state();
@@ -110,7 +137,11 @@ int run_sweep_jobs(const fs::path& executable, const std::vector<SweepJob>& jobs
       forwarded = signals;
     }
     while (g_signals.load() == 0 && next < jobs.size() && static_cast<int>(running.size()) < parallel) {
-      const SweepJob& job = jobs[next];
+      SweepJob& job = jobs[next];
+      if (hooks.prepare && !hooks.prepare(job)) {
+        ++next;
+        continue;
+      }
       std::string error;
       const pid_t pid = spawn(executable, job, error);
       if (pid < 0) {

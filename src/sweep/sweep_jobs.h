@@ -15,6 +15,11 @@ struct SweepJob {
   std::string name;
   std::filesystem::path log;      // stdout and stderr are appended here (its folder is created)
   std::vector<std::string> args;  // after the executable
+  // A descriptor this child inherits (others started meanwhile do not), and
+  // variables added to its environment: how a run's lock is handed to it
+  // (train/run_lock.h).
+  int inherited_fd = -1;
+  std::vector<std::string> environment;
 };
 
 struct SweepJobResult {
@@ -24,16 +29,22 @@ struct SweepJobResult {
 };
 
 struct SweepJobHooks {
+  // Called when a job's turn comes, just before it would start: it may fill
+  // in the job (its arguments, what it inherits), or return false to pass it
+  // over (its fate is settled: the hook says so). Absent: every job starts.
+  std::function<bool(SweepJob&)> prepare;
+  // Called after a job started (or failed to: then `ended` follows at once).
   std::function<void(const SweepJob&)> started;
   std::function<void(const SweepJob&, const SweepJobResult&)> ended;
 };
 
 // Runs `executable args...` for the jobs in order, at most `parallel` at a
 // time, stdin from /dev/null; each log first gets a line with the time and
-// the command. The hooks are called from this thread. On SIGINT or SIGTERM no
+// the command. The hooks are called from this thread; `jobs` are prepared in
+// place. On SIGINT or SIGTERM no
 // further job starts and the running ones get the signal; returns once all
 // have ended, with the signal that stopped the sweep (0: none).
-int run_sweep_jobs(const std::filesystem::path& executable, const std::vector<SweepJob>& jobs, int parallel,
+int run_sweep_jobs(const std::filesystem::path& executable, std::vector<SweepJob>& jobs, int parallel,
                    const SweepJobHooks& hooks);
 
 }  // namespace mtbert

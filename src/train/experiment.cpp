@@ -11,6 +11,7 @@
 #include "core/input_file.h"
 #include "core/json_file.h"
 #include "core/limits.h"
+#include "core/runtime.h"
 #include "core/safetensors.h"
 #include "core/torch_compat.h"
 #include "core/user_error.h"
@@ -46,11 +47,24 @@ TaskRuntime& Experiment::task(const std::string& name) {
   return const_cast<TaskRuntime&>(static_cast<const Experiment&>(*this).task(name));
 }
 
+void check_device_available(DeviceChoice device) {
+  if (device != DeviceChoice::cuda || torch::cuda::is_available()) return;
+#ifdef MTBERT_WITH_CUDA
+  throw UserError("device: cuda, but this machine shows its CUDA LibTorch no GPU (see nvidia-smi and "
+                  "CUDA_VISIBLE_DEVICES); use device=cpu or auto to train on the CPU");
+#else
+  // Debian's LibTorch is built without CUDA: no GPU can help this binary.
+  throw UserError(fmt::format("device: cuda, but this mtbert is built against a LibTorch without CUDA ({}): build it "
+                              "against a CUDA LibTorch (README, \"Building against a CUDA LibTorch\"), or use "
+                              "device=cpu or auto to train on the CPU",
+                              torch_version_string()));
+#endif
+}
+
 torch::Device resolve_device(DeviceChoice device) {
   if (device == DeviceChoice::cpu) return torch::kCPU;
+  check_device_available(device);
   const bool cuda = torch::cuda::is_available();
-  if (device == DeviceChoice::cuda && !cuda)
-    throw UserError("device: cuda was requested but this LibTorch sees no CUDA device (use device=cpu or auto)");
   if (!cuda) return torch::kCPU;
   const LaunchEnv env = launch_env();
   const auto gpus = static_cast<int>(torch::cuda::device_count());

@@ -115,6 +115,12 @@ OpenedRun open_run(const std::filesystem::path& folder, const std::string& check
 // the current device; more local ranks than visible GPUs is a UserError.
 torch::Device resolve_device(DeviceChoice device);
 
+// UserError when `device` is cuda and there is no GPU to use here: this
+// build's LibTorch has no CUDA (then: how to build against one), or it sees
+// no GPU. Cheap, so that commands call it on their config before any
+// start-up work (a tokenizer to train, data to read).
+void check_device_available(DeviceChoice device);
+
 // Parameter counts for the summary: total, trainable, shared (encoder) and
 // per task.
 nlohmann::json parameter_counts(const Experiment& experiment);

@@ -169,6 +169,27 @@ expect_error "an unknown reference row" 'against: no row "seed 3" in tables/agai
 expect_error "a test row as reference" 'row "test" of tables/against.yaml cannot be the reference: its split is test' -- \
   report tables/against.yaml --against test
 
+# --- a folder's runs without a table file: a row per run group over its seeds
+mkdir -p adhoc
+for seed in 1 2; do
+  cp -r runs/quick/quick-seed$seed adhoc/a-seed$seed
+  cp -r runs/quick/quick-seed$seed adhoc/b-seed$seed
+done
+status=0
+"$bin" report --runs adhoc --against a --bootstrap-samples 200 >adhoc.md 2>err || status=$?
+check "report --runs DIR without a table succeeds (exit $status: $(tail -1 err))" test "$status" -eq 0
+check "  ... a row per run group, over its 2 seeds, mean ± std" grep -Eq '^\| a \| 2 \| [0-9.]+ ± [0-9.]+ \|' adhoc.md
+check "  ... and the other group" grep -Eq '^\| b \| 2 \| [0-9.]+ ± [0-9.]+ \|' adhoc.md
+check "  ... columns: overall, then the runs' tasks" grep -q '^| Model | n | Overall | sst | para | sts |$' adhoc.md
+check "  ... a against itself: the reference" grep -q '^| a | reference | reference |' adhoc.md
+check "  ... b against a, with its interval (the same runs: 0)" grep -Eq '^\| b \| \+0\.000 \[\+0\.000, \+0\.000\] ~ \|' adhoc.md
+"$bin" report --runs adhoc --format csv --output adhoc.csv 2>/dev/null
+check "  ... csv: a header and a line per group" test "$(wc -l <adhoc.csv)" -eq 3
+expect_error "report --runs: an unknown --against row" 'against: no row "c" in adhoc (did you mean "a"?)' -- \
+  report --runs adhoc --against c
+expect_error "report --runs: a folder without runs" "--runs sweeps holds no run folders" -- report --runs sweeps
+expect_error "report without a table or --runs" "report needs TABLE.yaml, or --runs DIR" -- report
+
 # --- a Slurm array for what is left
 rm -rf runs/quick/quick-seed2
 "$bin" sweep sweeps/quick.yaml --overlay smoke.yaml --emit slurm >out 2>err

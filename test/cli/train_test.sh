@@ -40,9 +40,12 @@ cp experiments/data/quickstart/sts-dev.csv "$dir/sts-dev-copy.csv"
 (cd "$dir" && "$bin" eval "$dir/run" --split dev --data sts=sts-dev-copy.csv >"$dir/eval-data" 2>/dev/null)
 check "  ... and --data is relative to the current folder" \
   bash -c "[[ \"\$(grep '^sts' '$dir/eval-data')\" == \"\$(grep '^sts' '$dir/eval')\" ]]"
-check "predict sst prints a class" bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null | grep -Eq '^[0-4]'"
-check "predict para prints a label and its probability" \
-  bash -c "'$bin' predict '$dir/run' --task para --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[01]\s+\(p\(is_duplicate = 1\) = [0-9.]+\)$'"
+check "predict sst prints a class, its name and its probability" \
+  bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null | grep -Pq '^([0-4])\t(very negative|negative|neutral|positive|very positive)\t\(p = [0-9.]+\)$'"
+check "  ... the name of its index" bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null |
+  grep -Pq '^(0\tvery negative|1\tnegative|2\tneutral|3\tpositive|4\tvery positive)\t'"
+check "predict para prints a label, its name and its probability" \
+  bash -c "'$bin' predict '$dir/run' --task para --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Pq '^(0\tnot duplicate|1\tduplicate)\t\(p\(is_duplicate = 1\) = [0-9.]+\)$'"
 check "predict sts prints a score" \
   bash -c "'$bin' predict '$dir/run' --task sts --text 'a man sings' 'a man is singing' 2>/dev/null | grep -Eq '^[0-9.]+$'"
 

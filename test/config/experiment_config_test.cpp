@@ -436,3 +436,51 @@ TEST_CASE("overrides from a sweep file are reported at their line", "[experiment
   CHECK_THROWS_WITH(mtbert::load_experiment(path, overrides, {}),
                     ContainsSubstring("sweeps/s.yaml:4: train.lrr: unknown key (did you mean \"lr\"?)"));
 }
+
+TEST_CASE("task_defaults: keys every task inherits unless it sets its own", "[experiment_config]") {
+  mtbert::test::TempDir dir;
+  const auto path = dir.write("ablation.yaml",
+                              "model: {pretrained: m}\n"
+                              "task_defaults:\n"
+                              "  pooling: mean\n"
+                              "  dropout: 0.2\n"
+                              "  smart: {enabled: true}\n"
+                              "tasks:\n"
+                              "  sst: {train: a.csv}\n"
+                              "  para: {train: b.csv, pooling: cls}\n"
+                              "  sts: {train: c.csv, smart: {weight: 2}}\n");
+  const auto c = mtbert::load_experiment(path);
+  REQUIRE(c.tasks.size() == 3);
+  CHECK(c.tasks[0].pooling == mtbert::Pooling::mean);
+  CHECK(c.tasks[0].dropout == 0.2);
+  CHECK(c.tasks[1].pooling == mtbert::Pooling::cls);  // its own
+  CHECK(c.tasks[1].dropout == 0.2);
+  CHECK(c.tasks[2].smart.enabled);  // nested sections merge key by key
+  CHECK(c.tasks[2].smart.weight == 2.0);
+  CHECK(c.tasks[0].type == "sst");
+
+  // As one override (a sweep's grid key), and recorded in each task of the
+  // resolved config, which has no task_defaults of its own.
+  const auto overridden = mtbert::load_experiment(path, {"task_defaults.pooling=pooler"});
+  CHECK(overridden.tasks[0].pooling == mtbert::Pooling::pooler);
+  CHECK(overridden.tasks[1].pooling == mtbert::Pooling::cls);
+  const std::string resolved = mtbert::resolved_yaml(overridden);
+  CHECK(resolved.find("task_defaults") == std::string::npos);
+  const auto back = mtbert::load_experiment(dir.write("config.resolved.yaml", resolved));
+  CHECK(mtbert::resolved_yaml(back) == resolved);
+  CHECK(back.tasks[2].pooling == mtbert::Pooling::pooler);
+
+  // Checked as a task's keys are, at their line.
+  CHECK_THAT(error_of(dir, "task_defaults:\n  poolng: mean\n" + std::string(kMinimal)),
+             ContainsSubstring("x.yaml:2: task_defaults.poolng: unknown key (did you mean \"pooling\"?)"));
+  CHECK_THAT(error_of(dir, "task_defaults:\n  dropout: 1.5\n" + std::string(kMinimal)),
+             ContainsSubstring("x.yaml:2: task_defaults.dropout: must be in [0, 1)"));
+  CHECK_THAT(error_of(dir, "task_defaults:\n  pooling: avg\n" + std::string(kMinimal)),
+             ContainsSubstring("task_defaults.pooling: \"avg\" is not one of"));
+  CHECK_THAT(error_of(dir, "task_defaults:\n  train: a.csv\n" + std::string(kMinimal)),
+             ContainsSubstring("x.yaml:2: task_defaults.train: each task has its own train"));
+  CHECK_THAT(error_of(dir, "task_defaults: mean\n" + std::string(kMinimal)),
+             ContainsSubstring("task_defaults: expected a section of keys"));
+  CHECK_THAT(error_of(dir, kMinimal, {"task_defaults.poolin=mean"}),
+             ContainsSubstring("task_defaults.poolin: unknown key (did you mean \"pooling\"?)"));
+}

@@ -51,6 +51,21 @@ TEST_CASE("the built-in tasks of the CS224N default project", "[task_spec]") {
   CHECK(cfimdb.prediction_format == mtbert::PredictionFormat::integer);
 }
 
+TEST_CASE("every classification task names its labels, one per class", "[task_spec]") {
+  using Names = std::vector<std::string>;
+  CHECK(mtbert::builtin_task("sst").label_names ==
+        Names{"very negative", "negative", "neutral", "positive", "very positive"});
+  CHECK(mtbert::builtin_task("para").label_names == Names{"not duplicate", "duplicate"});
+  CHECK(mtbert::builtin_task("cfimdb").label_names == Names{"negative", "positive"});
+  CHECK(mtbert::builtin_task("sts").label_names.empty());  // a score
+  for (const auto& name : mtbert::builtin_task_names()) {
+    const auto& spec = mtbert::builtin_task(name);
+    INFO(name);
+    if (spec.target != mtbert::TaskTarget::regression)
+      CHECK(static_cast<int64_t>(spec.label_names.size()) == spec.num_classes);
+  }
+}
+
 TEST_CASE("an unknown task name lists the known ones", "[task_spec]") {
   CHECK_THROWS_AS(mtbert::builtin_task("quora"), mtbert::UserError);
   CHECK_THROWS_WITH(mtbert::builtin_task("quora"),

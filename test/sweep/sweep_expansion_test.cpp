@@ -3,6 +3,7 @@
 #include "sweep/sweep_expansion.h"
 
 #include "config/config_tree.h"
+#include "config/experiment_config.h"
 #include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -192,4 +193,19 @@ TEST_CASE("sweep --only selects runs by name or by group, with wildcards, in the
                        Catch::Matchers::Message("--only smrt: no run of sweep t has that name (did you mean \"smart\"?) "
                                                 "(mtbert sweep ... --dry-run lists them)"));
   CHECK_THROWS_WITH(mtbert::select_runs(runs, {"x*"}, "t"), ContainsSubstring("--only x*: no run of sweep t"));
+}
+
+TEST_CASE("task_defaults.<key> is one grid key for every task's value", "[sweep_expansion]") {
+  mtbert::test::TempDir dir;
+  fs::create_directories(dir / "exp");
+  dir.write("exp/pool.yaml", "model: {pretrained: m}\ntasks:\n  sst: {train: a.csv}\n  sts: {train: b.csv}\n  para: {train: c.csv, pooling: cls}\n");
+  const auto spec = mtbert::load_sweep(dir.write("s.yaml",
+                                                 "experiments: [exp/pool.yaml]\n"
+                                                 "grid: {task_defaults.pooling: [cls, mean]}\n"));
+  const auto runs = mtbert::expand_sweep(spec, "out");
+  CHECK(names(runs) == std::vector<std::string>{"pool-poolingcls", "pool-poolingmean"});
+  const auto config = mtbert::load_experiment(runs[1].experiment, runs[1].overrides, {});
+  CHECK(config.tasks[0].pooling == mtbert::Pooling::mean);
+  CHECK(config.tasks[1].pooling == mtbert::Pooling::mean);
+  CHECK(config.tasks[2].pooling == mtbert::Pooling::cls);  // a task's own value stays
 }

@@ -2,6 +2,9 @@
 // a shell script that records how it was called.
 #include "sweep/sweep_jobs.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -75,7 +78,7 @@ TEST_CASE("jobs run at most N at a time, each logging to its own file", "[sweep_
 TEST_CASE("a log is appended to, and a job that cannot start ends with 127", "[sweep_jobs]") {
   mtbert::test::TempDir dir;
   const auto exe = fake_trainer(dir);
-  const std::vector<mtbert::SweepJob> jobs{{"a", dir / "a" / "train.log", {"0"}}};
+  std::vector<mtbert::SweepJob> jobs{{"a", dir / "a" / "train.log", {"0"}}};
   mtbert::run_sweep_jobs(exe, jobs, 1, {});
   mtbert::run_sweep_jobs(exe, jobs, 1, {});
   const std::string log = read(dir / "a" / "train.log");
@@ -109,4 +112,38 @@ TEST_CASE("a signal stops the sweep from starting jobs and reaches the running o
   CHECK(mtbert::run_sweep_jobs(exe, jobs, 2, hooks) == SIGTERM);
   CHECK(started == 2);
   CHECK(codes == std::vector<int>{143, 143});
+}
+
+TEST_CASE("prepare settles each job at its turn: passed over, or started with what it inherits", "[sweep_jobs]") {
+  mtbert::test::TempDir dir;
+  // Prints its environment's variable and whether descriptor 9 is open in it.
+  const auto exe = dir.write("probe", "#!/bin/bash\necho \"var=$SWEEP_TEST_VAR\"\n"
+                                      "if [[ -e /proc/self/fd/9 ]]; then echo fd9=open; else echo fd9=closed; fi\n");
+  fs::permissions(exe, fs::perms::owner_all);
+  const int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(::dup3(fd, 9, O_CLOEXEC) == 9);
+  std::vector<mtbert::SweepJob> jobs{{"skipped", dir / "skipped.log", {}},
+                                     {"handed", dir / "handed.log", {}},
+                                     {"plain", dir / "plain.log", {}}};
+  std::vector<std::string> prepared, started;
+  mtbert::SweepJobHooks hooks;
+  hooks.prepare = [&](mtbert::SweepJob& job) {
+    prepared.push_back(job.name);
+    if (job.name == "skipped") return false;
+    if (job.name == "handed") {
+      job.inherited_fd = 9;
+      job.environment = {"SWEEP_TEST_VAR=given"};
+    }
+    return true;
+  };
+  hooks.started = [&](const mtbert::SweepJob& job) { started.push_back(job.name); };
+  CHECK(mtbert::run_sweep_jobs(exe, jobs, 1, hooks) == 0);
+  CHECK(prepared == std::vector<std::string>{"skipped", "handed", "plain"});
+  CHECK(started == std::vector<std::string>{"handed", "plain"});
+  CHECK_FALSE(fs::exists(dir / "skipped.log"));
+  CHECK(read(dir / "handed.log").find("var=given\nfd9=open\n") != std::string::npos);
+  CHECK(read(dir / "plain.log").find("var=\nfd9=closed\n") != std::string::npos);
+  CHECK((::fcntl(9, F_GETFD) & FD_CLOEXEC) != 0);  // inheritable for that child only
+  ::close(9);
+  ::close(fd);
 }
