@@ -55,7 +55,7 @@ void check_device_available(DeviceChoice device) {
 #else
   // Debian's LibTorch is built without CUDA: no GPU can help this binary.
   throw UserError(fmt::format("device: cuda, but this mtbert is built against a LibTorch without CUDA ({}): build it "
-                              "against a CUDA LibTorch (README, \"Building against a CUDA LibTorch\"), or use "
+                              "against a CUDA LibTorch (docs/building.md, \"Building against a CUDA LibTorch\"), or use "
                               "device=cpu or auto to train on the CPU",
                               torch_version_string()));
 #endif

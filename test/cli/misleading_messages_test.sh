@@ -76,7 +76,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   skip_part "device=cuda on a LibTorch without CUDA (this machine has a GPU)"
 else
   expect_error "train device=cuda: this LibTorch has no CUDA, and how to build against one (and no log line before)" \
-    'device: cuda, but this mtbert is built against a LibTorch without CUDA (.*): build it against a CUDA LibTorch (README, "Building against a CUDA LibTorch")' -- \
+    'device: cuda, but this mtbert is built against a LibTorch without CUDA (.*): build it against a CUDA LibTorch (docs/building.md, "Building against a CUDA LibTorch")' -- \
     train tiny.yaml device=cuda --out runs/cuda
   check "  ... and no run folder is made" test ! -e runs/cuda
   printf 'experiments: [tiny.yaml]\noutput_root: runs/cudasweep\noverrides: [device=cuda]\n' >cuda-sweep.yaml
