@@ -73,9 +73,8 @@ class KeyDocumenter {
     section(std::string(name) + ".<task>", any);
   }
 
-  // `task_defaults:`, the map of task keys that every task inherits (the
-  // schema call of issue 49; unused until describe() makes it): one row, as
-  // for model.config, since its keys are the tasks' own.
+  // `task_defaults:`, the map of task keys that every task inherits: one row,
+  // as for model.config, since its keys are the tasks' own.
   void task_defaults(std::string_view name) {
     rows_.push_back({prefix_ + std::string(name), "map", "`{}`", "the keys of `tasks.<task>` but type, train, dev, test",
                      "task keys that every task inherits unless it sets its own"});

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/user_error.h"
+#include "support/lock_held_elsewhere.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
@@ -72,25 +73,12 @@ TEST_CASE("try_lock: the lock, or none while another process holds it", "[run_lo
   auto lock = mtbert::RunLock::try_lock(dir.path());
   REQUIRE(lock.has_value());
   CHECK(locked_in_child(dir.path()));
-  int ready[2], done[2];
-  REQUIRE(::pipe(ready) == 0);
-  REQUIRE(::pipe(done) == 0);
   lock.reset();
-  const pid_t child = ::fork();
-  if (child == 0) {
-    const mtbert::RunLock held(dir.path());
-    char c = 'x';
-    (void)!::write(ready[1], &c, 1);
-    (void)!::read(done[0], &c, 1);
-    ::_exit(0);
+  {
+    const mtbert::test::LockHeldElsewhere elsewhere(dir.path());
+    CHECK_FALSE(mtbert::RunLock::try_lock(dir.path()).has_value());
   }
-  char c = 0;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
-  CHECK_FALSE(mtbert::RunLock::try_lock(dir.path()).has_value());
-  (void)!::write(done[1], &c, 1);
-  ::waitpid(child, nullptr, 0);
   CHECK(mtbert::RunLock::try_lock(dir.path()).has_value());
-  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 TEST_CASE("a lock handed down to a child is the child's: it takes it over, no one else can", "[run_lock]") {

@@ -1,11 +1,9 @@
 // Run status from the folder alone, on folders made by hand in each state.
 #include "train/run_status.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <fstream>
 
+#include "support/lock_held_elsewhere.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "train/run_lock.h"
@@ -79,28 +77,15 @@ TEST_CASE("a folder whose lock another process holds is running", "[run_status]"
   mtbert::test::TempDir dir;
   write(dir / "run" / "summary.json", R"({"status": "running"})");
   fs::create_directories(dir / "run" / "checkpoints" / "last");
-  int ready[2], done[2];
-  REQUIRE(::pipe(ready) == 0);
-  REQUIRE(::pipe(done) == 0);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    const mtbert::RunLock lock(dir / "run");
-    char c = 'x';
-    (void)!::write(ready[1], &c, 1);
-    (void)!::read(done[0], &c, 1);
-    ::_exit(0);
+  {
+    const mtbert::test::LockHeldElsewhere elsewhere(dir / "run");
+    CHECK(status_of(dir / "run") == RunStatus::running);
   }
-  char c = 0;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
-  CHECK(status_of(dir / "run") == RunStatus::running);
-  (void)!::write(done[1], &c, 1);
-  ::waitpid(child, nullptr, 0);
   CHECK(status_of(dir / "run") == RunStatus::interrupted);
   // Under this process's own lock (a sweep deciding, a trainer checking the
   // folder it locked), the folder is what it holds.
   const mtbert::RunLock lock(dir / "run");
   CHECK(status_of(dir / "run") == RunStatus::interrupted);
-  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 TEST_CASE("tags come from summary.json, or from the config of a run without them", "[run_status]") {
