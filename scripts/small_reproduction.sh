@@ -63,14 +63,11 @@ if [ -z "$redraw" ]; then
   done
 fi
 
-# report TABLE SWEEP OUT [ARGS...]: the table in md, csv and tex, and its chart.
+# report TABLE SWEEP OUT [ARGS...]: the table in md, csv and tex (one pass), and its chart.
 report() {
   local table="$1" sweep="$2" out="$3"; shift 3
-  for format in md csv latex; do
-    extension="$format"; [ "$format" = latex ] && extension=tex
-    "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$runs/$sweep" \
-      --format "$format" --output "$out.$extension" "$@"
-  done
+  "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$runs/$sweep" \
+    -o "$out.md" -o "$out.csv" -o "$out.tex" "$@"
   local figure="${out#"$root"/}"
   "$python" scripts/plot_table.py "$out.csv" --out "$figures/${figure//\//-}.png" \
     --title "$(sed -n 's/^title: "\(.*\)"$/\1/p' "$table") (small scale)"

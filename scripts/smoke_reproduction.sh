@@ -38,11 +38,8 @@ for table in deberta_table2 final_table1 pal_table1; do
   runs="${redraw:-$root}/$table"
   mkdir -p "$root/$table"
   [ -n "$redraw" ] || "$mtbert" sweep "experiments/sweeps/$table.yaml" --overlay experiments/smoke.yaml --out "$runs"
-  for format in md csv latex; do
-    extension="$format"; [ "$format" = latex ] && extension=tex
-    "$mtbert" report "experiments/tables/$table.yaml" --runs "$runs" --format "$format" \
-      --output "$root/$table/table.$extension"
-  done
+  "$mtbert" report "experiments/tables/$table.yaml" --runs "$runs" \
+    -o "$root/$table/table.md" -o "$root/$table/table.csv" -o "$root/$table/table.tex"
   [ -z "$redraw" ] || continue
   for run in "$runs"/*/; do
     run="${run%/}"

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
@@ -32,11 +34,31 @@ struct ReportArgs {
   std::string runs;
   std::string sweep;
   std::string format = "md";
-  std::string output;
+  bool format_given = false;
+  std::vector<std::string> outputs;
   std::string against;
   bool against_given = false;  // --against "" turns the table's comparison off
   int64_t bootstrap_samples = 2000;
 };
+
+// Each --output's format: --format's when given (one output only), else its
+// extension's (.md, .csv, .tex; md for any other). A table written in
+// several formats is computed once, bootstrap included.
+std::vector<std::pair<std::string, ReportFormat>> output_formats(const ReportArgs& args) {
+  if (args.format_given && args.outputs.size() > 1)
+    throw UserError("--format with several --output: each output's extension (.md, .csv, .tex) names its format");
+  std::vector<std::pair<std::string, ReportFormat>> out;
+  for (const auto& output : args.outputs) {
+    const std::string extension = fs::path(output).extension().string();
+    std::string name = args.format;
+    if (!args.format_given) name = extension == ".csv" ? "csv" : extension == ".tex" ? "latex" : "md";
+    for (const auto& [earlier, format] : out)
+      if (fs::path(earlier).lexically_normal() == fs::path(output).lexically_normal())
+        throw UserError(fmt::format("--output {}: the same file as --output {}", output, earlier));
+    out.emplace_back(output, report_format_from_name(name));
+  }
+  return out;
+}
 
 // An explicit --runs that is no folder is a mistyped path, not a sweep
 // that has not run yet: said at once, with the closest folder beside it.
@@ -69,19 +91,20 @@ void collect(const ReportArgs& args, ReportInputs& in) {
     FolderRuns found = folder_runs(args.runs);
     in.table = std::move(found.table);
     in.root = args.runs;
-    if (!args.output.empty()) check_output_spares_inputs("--output", args.output, {});
+    for (const auto& output : args.outputs) check_output_spares_inputs("--output", output, {});
     in.result = collect_report(in.table, found.runs, in.root, fs::path());
     return;
   }
   in.table = load_report_table(args.table);
   in.sweep = load_sweep(args.sweep.empty() ? in.table.sweep : fs::path(args.sweep));
-  if (!args.output.empty()) check_output_spares_inputs("--output", args.output, {args.table, in.sweep->source});
+  for (const auto& output : args.outputs)
+    check_output_spares_inputs("--output", output, {args.table, in.sweep->source});
   in.root = args.runs.empty() ? fs::path(in.sweep->output_root) : fs::path(args.runs);
   in.result = collect_report(in.table, *in.sweep, in.root);
 }
 
 void run_report(const ReportArgs& args) {
-  const ReportFormat format = report_format_from_name(args.format);
+  const auto outputs = output_formats(args);
   if (!args.runs.empty()) check_runs_folder(args.runs);
   ReportInputs in;
   collect(args, in);
@@ -100,13 +123,18 @@ void run_report(const ReportArgs& args) {
       spdlog::warn("{}: the rows' experiments set {} to {}, but every run trained {} = {}: an overlay or override "
                    "replaced it, so the rows cannot show that difference",
                    args.table, erased.key, fmt::join(erased.intended, " / "), erased.key, erased.trained);
-  const std::string text = format_report(result, format);
-  if (args.output.empty()) {
-    fmt::print("{}", text);
+  if (outputs.empty()) {
+    fmt::print("{}", format_report(result, report_format_from_name(args.format)));
     return;
   }
-  write_text_atomically(args.output, text);
-  spdlog::info("wrote {}", args.output);
+  // Every text is made before the first is written: a table that cannot be
+  // formatted leaves no file of it behind.
+  std::vector<std::string> texts;
+  for (const auto& [output, format] : outputs) texts.push_back(format_report(result, format));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    write_text_atomically(outputs[i].first, texts[i]);
+    spdlog::info("wrote {}", outputs[i].first);
+  }
 }
 
 }  // namespace
@@ -124,17 +152,22 @@ void add_report_command(CLI::App& app) {
                   "Folder of the run folders (default: the sweep's output_root); without TABLE.yaml: a row per run "
                   "name without -seed<N> (its seeds), a column per task")
       ->check(folder_or_absent());
-  cmd->add_option("--format", args->format, "md (GitHub Markdown), csv or latex (booktabs)")
-      ->check(CLI::IsMember({"md", "csv", "latex"}));
-  cmd->add_option("--output,-o", args->output, "Write the table to this file (default: standard output)");
+  auto* format = cmd->add_option("--format", args->format,
+                                 "md (GitHub Markdown), csv or latex (booktabs); default: each --output's extension "
+                                 "(.md, .csv, .tex), md on standard output")
+                     ->check(CLI::IsMember({"md", "csv", "latex"}));
+  cmd->add_option("--output,-o", args->outputs,
+                  "Write the table to this file (default: standard output); repeat it to write several formats "
+                  "from one pass, e.g. -o t.md -o t.csv -o t.tex");
   auto* against = cmd->add_option("--against", args->against,
                                   "Compare every row with the row of this label: differences on dev with 95% "
                                   "paired-bootstrap intervals over dev examples (default: the table's `against:`; "
                                   "\"\": none)");
   cmd->add_option("--bootstrap-samples", args->bootstrap_samples, "Bootstrap samples of the intervals")
       ->check(whole_number(100, 1000000));
-  cmd->callback([args, against] {
+  cmd->callback([args, against, format] {
     args->against_given = against->count() > 0;
+    args->format_given = format->count() > 0;
     run_report(*args);
   });
 }

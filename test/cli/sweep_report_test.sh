@@ -164,6 +164,14 @@ check "csv: the interval columns" grep -q ',overall_vs_against,overall_vs_agains
 check "csv: --against replaces the table's" grep -q '^seed 1,quick-seed1,dev,1,1,.*,both seeds,' against.csv
 "$bin" report tables/against.yaml --format latex >against.tex 2>/dev/null
 check "latex: a second table" test "$(grep -c '\\begin{tabular}' against.tex)" -eq 2
+"$bin" report tables/against.yaml --bootstrap-samples 200 -o all.md -o all.csv -o all.tex 2>/dev/null
+"$bin" report tables/against.yaml --bootstrap-samples 200 --format csv >against-200.csv 2>/dev/null
+check "one pass, three outputs: md as the md report" cmp -s all.md against.md
+check "  ... csv as the csv report (the same intervals)" cmp -s all.csv against-200.csv
+check "  ... tex from its extension" grep -q '\\toprule' all.tex
+expect_error "--format with several --output" "--format with several --output" -- \
+  report tables/against.yaml --format csv -o a.csv -o b.csv
+expect_error "an --output given twice" "--output ./all.md: the same file as --output all.md" -- report tables/against.yaml -o all.md -o ./all.md
 expect_error "an unknown reference row" 'against: no row "seed 3" in tables/against.yaml (did you mean "seed 1"?)' -- \
   report tables/against.yaml --against "seed 3"
 expect_error "a test row as reference" 'row "test" of tables/against.yaml cannot be the reference: its split is test' -- \
