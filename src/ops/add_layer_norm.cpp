@@ -187,7 +187,7 @@ void input_gradient(const float* grad, const float* z, const float* gamma, float
 // The variance is taken in a second pass over the row (no cancellation). X:
 // x's element type, T's or bf16 bits (with T float).
 template <typename T, typename X>
-void forward_kernel(const X* x, const T* bias, const T* residual, const T* gamma, const T* beta, T* z, T* y, T* mean,
+void add_layer_norm_forward_kernel(const X* x, const T* bias, const T* residual, const T* gamma, const T* beta, T* z, T* y, T* mean,
                     T* rstd, int64_t rows, int64_t width, double eps) {
   for_each_row(rows, width, [&](int64_t r) {
     const int64_t offset = r * width;
@@ -203,7 +203,7 @@ void forward_kernel(const X* x, const T* bias, const T* residual, const T* gamma
 // The gradient of the sum, row by row, and the per-feature sums of gamma's,
 // beta's (and the bias's) gradients.
 template <typename T>
-void backward_kernel(const T* grad, const T* z, const T* gamma, const T* mean, const T* rstd, T* grad_z,
+void add_layer_norm_backward_kernel(const T* grad, const T* z, const T* gamma, const T* mean, const T* rstd, T* grad_z,
                      T* grad_gamma, T* grad_beta, T* grad_bias, int64_t rows, int64_t width) {
   std::vector<T*> outs = {grad_gamma, grad_beta};
   if (grad_bias != nullptr) outs.push_back(grad_bias);
@@ -243,12 +243,12 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
     at::Tensor y = at::empty_like(rc, at::MemoryFormat::Contiguous);
     at::Tensor mean = at::empty({rows}, rc.options()), rstd = at::empty({rows}, rc.options());
     if (xc.scalar_type() == at::kBFloat16) {
-      forward_kernel<float>(bf16_bits(xc), data_or_null<float>(b), rc.data_ptr<float>(), gamma.data_ptr<float>(),
+      add_layer_norm_forward_kernel<float>(bf16_bits(xc), data_or_null<float>(b), rc.data_ptr<float>(), gamma.data_ptr<float>(),
                             shift.data_ptr<float>(), z.data_ptr<float>(), y.data_ptr<float>(), mean.data_ptr<float>(),
                             rstd.data_ptr<float>(), rows, width, eps);
     } else {
       AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "add_layer_norm", [&] {
-        forward_kernel<scalar_t>(xc.data_ptr<scalar_t>(), data_or_null<scalar_t>(b), rc.data_ptr<scalar_t>(),
+        add_layer_norm_forward_kernel<scalar_t>(xc.data_ptr<scalar_t>(), data_or_null<scalar_t>(b), rc.data_ptr<scalar_t>(),
                                  gamma.data_ptr<scalar_t>(), shift.data_ptr<scalar_t>(), z.data_ptr<scalar_t>(),
                                  y.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(), rstd.data_ptr<scalar_t>(), rows,
                                  width, eps);
@@ -283,7 +283,7 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
     at::Tensor grad_gamma = at::empty_like(gamma), grad_beta = at::empty_like(gamma);
     at::Tensor grad_bias = has_bias ? at::empty_like(gamma) : at::Tensor();
     AT_DISPATCH_FLOATING_TYPES(z.scalar_type(), "add_layer_norm_backward", [&] {
-      backward_kernel<scalar_t>(g.data_ptr<scalar_t>(), z.data_ptr<scalar_t>(), gamma.data_ptr<scalar_t>(),
+      add_layer_norm_backward_kernel<scalar_t>(g.data_ptr<scalar_t>(), z.data_ptr<scalar_t>(), gamma.data_ptr<scalar_t>(),
                                 mean.data_ptr<scalar_t>(), rstd.data_ptr<scalar_t>(), grad_z.data_ptr<scalar_t>(),
                                 grad_gamma.data_ptr<scalar_t>(), grad_beta.data_ptr<scalar_t>(),
                                 data_or_null<scalar_t>(grad_bias), z.numel() / width, width);
@@ -293,7 +293,7 @@ class AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFuncti
 };
 
 // Everything float or double on the CPU, x also bf16 beside float.
-bool has_kernel(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& residual, const at::Tensor& weight,
+bool add_layer_norm_has_kernel(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& residual, const at::Tensor& weight,
                 const at::Tensor& beta) {
   const auto type = residual.scalar_type();
   const auto same = [&](const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == type; };
@@ -309,7 +309,7 @@ bool has_kernel(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& r
 
 at::Tensor add_layer_norm(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& residual,
                           const at::Tensor& weight, const at::Tensor& beta, double eps) {
-  if (!has_kernel(x, bias, residual, weight, beta)) return plain_add_layer_norm(x, bias, residual, weight, beta, eps);
+  if (!add_layer_norm_has_kernel(x, bias, residual, weight, beta)) return plain_add_layer_norm(x, bias, residual, weight, beta, eps);
   return AddLayerNormFunction::apply(x, bias.defined() ? bias : at::empty({0}, x.options()), residual, weight, beta,
                                      eps);
 }

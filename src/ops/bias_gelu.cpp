@@ -187,12 +187,12 @@ void backward_row(const uint16_t* grad, const uint16_t* x, const float* bias, ui
 
 // X: the activations' element type (the bias's, or bf16 bits with a float bias).
 template <typename X, typename scalar_t>
-void forward_kernel(const X* x, const scalar_t* bias, X* y, int64_t rows, int64_t width, GeluForm form) {
+void bias_gelu_forward_kernel(const X* x, const scalar_t* bias, X* y, int64_t rows, int64_t width, GeluForm form) {
   for_each_row(rows, width, [&](int64_t r) { forward_row(x + r * width, bias, y + r * width, width, form); });
 }
 
 template <typename X, typename scalar_t>
-void backward_kernel(const X* grad, const X* x, const scalar_t* bias, X* grad_x, scalar_t* grad_bias, int64_t rows,
+void bias_gelu_backward_kernel(const X* grad, const X* x, const scalar_t* bias, X* grad_x, scalar_t* grad_bias, int64_t rows,
                      int64_t width, GeluForm form) {
   for_each_row_summing<scalar_t>(rows, width, {grad_bias}, [&](int64_t r, scalar_t* sums) {
     backward_row(grad + r * width, x + r * width, bias, grad_x + r * width, sums, width, form);
@@ -224,10 +224,10 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
     at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
     const int64_t width = b.numel();
     if (bf16) {
-      forward_kernel(bf16_bits(x), b.data_ptr<float>(), bf16_bits(y), x.numel() / width, width, form);
+      bias_gelu_forward_kernel(bf16_bits(x), b.data_ptr<float>(), bf16_bits(y), x.numel() / width, width, form);
     } else {
       AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bias_gelu", [&] {
-        forward_kernel(x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.numel() / width,
+        bias_gelu_forward_kernel(x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.numel() / width,
                        width, form);
       });
     }
@@ -252,11 +252,11 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
     at::Tensor grad_bias = at::empty_like(b, at::MemoryFormat::Contiguous);
     const int64_t width = b.numel();
     if (x.scalar_type() == at::kBFloat16) {
-      backward_kernel(bf16_bits(g), bf16_bits(x), b.data_ptr<float>(), bf16_bits(grad_x), grad_bias.data_ptr<float>(),
+      bias_gelu_backward_kernel(bf16_bits(g), bf16_bits(x), b.data_ptr<float>(), bf16_bits(grad_x), grad_bias.data_ptr<float>(),
                       x.numel() / width, width, form);
     } else {
       AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bias_gelu_backward", [&] {
-        backward_kernel(g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(),
+        bias_gelu_backward_kernel(g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(),
                         grad_x.data_ptr<scalar_t>(), grad_bias.data_ptr<scalar_t>(), x.numel() / width, width, form);
       });
     }
@@ -265,7 +265,7 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
 };
 
 // float and double with a bias of their type; bf16 with a float or bf16 bias.
-bool has_kernel(const at::Tensor& x, const at::Tensor& bias) {
+bool bias_gelu_has_kernel(const at::Tensor& x, const at::Tensor& bias) {
   const auto type = x.scalar_type(), bias_type = bias.scalar_type();
   const bool types = type == at::kBFloat16 ? (bias_type == at::kFloat || bias_type == at::kBFloat16)
                                            : (type == at::kFloat || type == at::kDouble) && bias_type == type;
@@ -276,7 +276,7 @@ bool has_kernel(const at::Tensor& x, const at::Tensor& bias) {
 }  // namespace
 
 at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& bias, GeluForm form) {
-  if (!has_kernel(x, bias)) return plain_bias_gelu(x, bias, form);
+  if (!bias_gelu_has_kernel(x, bias)) return plain_bias_gelu(x, bias, form);
   return BiasGeluFunction::apply(x, bias, static_cast<int64_t>(form));
 }
 

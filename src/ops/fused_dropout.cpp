@@ -107,7 +107,7 @@ uint32_t drop_threshold(double p) {
 }
 
 template <typename scalar_t>
-void forward_kernel(const scalar_t* x, scalar_t* out, uint8_t* keep, int64_t n, uint64_t seed, uint32_t threshold,
+void dropout_forward_kernel(const scalar_t* x, scalar_t* out, uint8_t* keep, int64_t n, uint64_t seed, uint32_t threshold,
                     at::opmath_type<scalar_t> scale) {
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   at::parallel_for(0, blocks, kGrainBlocks, [&](int64_t begin, int64_t end) {
@@ -124,7 +124,7 @@ void forward_kernel(const scalar_t* x, scalar_t* out, uint8_t* keep, int64_t n, 
 }
 
 template <typename scalar_t>
-void backward_kernel(const scalar_t* grad, const uint8_t* keep, scalar_t* out, int64_t n, at::opmath_type<scalar_t> scale) {
+void dropout_backward_kernel(const scalar_t* grad, const uint8_t* keep, scalar_t* out, int64_t n, at::opmath_type<scalar_t> scale) {
   at::parallel_for(0, n, kGrainBlocks * kBlock, [&](int64_t begin, int64_t end) {
     masked_scale(grad + begin, keep + begin, out + begin, end - begin, scale);
   });
@@ -143,7 +143,7 @@ class FusedDropoutFunction : public torch::autograd::Function<FusedDropoutFuncti
     const uint64_t seed = draw_seed();
     const uint32_t threshold = drop_threshold(p);
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "fused_dropout", [&] {
-      forward_kernel<scalar_t>(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), bytes(keep), x.numel(),
+      dropout_forward_kernel<scalar_t>(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), bytes(keep), x.numel(),
                                seed, threshold, static_cast<at::opmath_type<scalar_t>>(keep_scale(p)));
     });
     ctx->save_for_backward({keep});
@@ -163,7 +163,7 @@ class FusedDropoutFunction : public torch::autograd::Function<FusedDropoutFuncti
     const at::Tensor g = grad.contiguous();
     at::Tensor out = at::empty_like(g, at::MemoryFormat::Contiguous);
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "fused_dropout_backward", [&] {
-      backward_kernel<scalar_t>(g.data_ptr<scalar_t>(), bytes(keep), out.data_ptr<scalar_t>(), g.numel(),
+      dropout_backward_kernel<scalar_t>(g.data_ptr<scalar_t>(), bytes(keep), out.data_ptr<scalar_t>(), g.numel(),
                                 static_cast<at::opmath_type<scalar_t>>(keep_scale(p)));
     });
     return {out, at::Tensor()};

@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "core/child_process.h"
+#include "core/duration.h"
 #include "core/scoped_signal_handler.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
@@ -42,10 +43,6 @@ extern "C" void on_sweep_signal(int signal) {
 void reset_signal_state() {
   g_signals.store(0);
   g_last_signal.store(0);
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string local_time() {
@@ -148,7 +145,7 @@ int run_sweep_jobs(const fs::path& executable, std::vector<SweepJob>& jobs, int 
         if (hooks.started) hooks.started(job);
         if (hooks.ended) hooks.ended(job, SweepJobResult{127, 0.0, error});
       } else {
-        running.push_back(Running{next, pid, now_seconds()});
+        running.push_back(Running{next, pid, steady_seconds()});
         if (hooks.started) hooks.started(job);
       }
       ++next;
@@ -163,7 +160,7 @@ int run_sweep_jobs(const fs::path& executable, std::vector<SweepJob>& jobs, int 
       }
       SweepJobResult result;
       result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      result.seconds = now_seconds() - it->start;
+      result.seconds = steady_seconds() - it->start;
       const size_t index = it->index;
       it = running.erase(it);
       reaped = true;

@@ -196,7 +196,7 @@ void prepare_tokenizer(const ExperimentConfig& config, const RunDirectory& run) 
 
 // Everything but the weights: tokenizer from the run folder, encoder config,
 // heads, model on its device.
-Experiment assemble(const ExperimentConfig& config, const RunDirectory& run, const ModelConfig& model_config,
+Experiment assemble_experiment(const ExperimentConfig& config, const RunDirectory& run, const ModelConfig& model_config,
                     bool with_pooler) {
   Experiment e;
   e.config = config;
@@ -274,7 +274,7 @@ namespace {
 // The model of a new run, its tokenizer files already in the run folder.
 Experiment build_new_experiment(const ExperimentConfig& config, const RunDirectory& run, const nlohmann::json& json) {
   const ModelConfig model_config = model_config_from_json(json, config.source.string() + ": model.config");
-  if (config.model.pretrained.empty()) return assemble(config, run, model_config, /*with_pooler=*/true);
+  if (config.model.pretrained.empty()) return assemble_experiment(config, run, model_config, /*with_pooler=*/true);
   // model.config may change the architecture (disentangled attention on
   // bert-base-uncased): load_pretrained checks the checkpoint against its own
   // config, then initializes what the overrides add, from this seed.
@@ -284,10 +284,10 @@ Experiment build_new_experiment(const ExperimentConfig& config, const RunDirecto
   if (checkpoint_pooler && config.model.add_pooler)
     throw UserError(fmt::format("{}: model.add_pooler: {} has a pooler already; remove add_pooler",
                                 config.source.string(), config.model.pretrained));
-  Experiment e = assemble(config, run, pretrained.config, checkpoint_pooler || config.model.add_pooler);
+  Experiment e = assemble_experiment(config, run, pretrained.config, checkpoint_pooler || config.model.add_pooler);
   NamedTensors state = module_state(*pretrained.model);
   if (config.model.add_pooler) {
-    // The fresh pooler keeps the initialization assemble() drew for it.
+    // The fresh pooler keeps the initialization assemble_experiment() drew for it.
     for (const auto& [name, tensor] : module_state(*e.model->bert->pooler)) state.emplace("pooler." + name, tensor);
     spdlog::info("{} has no pooler: a fresh one (normal, std {}) trains with the heads", config.model.pretrained,
                  pretrained.config.initializer_range);
@@ -325,7 +325,7 @@ Experiment reopen_experiment(const ExperimentConfig& config, const RunDirectory&
   // Whether the encoder has a pooler is recorded by the checkpoint itself.
   const fs::path checkpoint = run.checkpoint_to_read(run.has_checkpoint("last") ? "last" : "best");
   const auto names = read_safetensors(checkpoint / "model.safetensors").tensors;
-  return assemble(config, run, model_config, names.count("bert.pooler.dense.weight") > 0);
+  return assemble_experiment(config, run, model_config, names.count("bert.pooler.dense.weight") > 0);
 }
 
 void load_split(Experiment& e, Split split) {

@@ -1,7 +1,6 @@
 #include "train/pretrainer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -14,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/autocast_scope.h"
 #include "core/build_info.h"
+#include "core/duration.h"
 #include "core/input_file.h"
 #include "core/json_file.h"
 #include "core/limits.h"
@@ -35,10 +35,6 @@ namespace mtbert {
 namespace fs = std::filesystem;
 
 namespace {
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // The key of the loss tally in TrainProgress::interval_losses.
 constexpr const char* kLossKey = "mlm";
@@ -88,7 +84,7 @@ std::vector<CorpusSource> corpus_sources(const CorpusConfig& corpus, const fs::p
   return sources;
 }
 
-Pretraining assemble(const PretrainConfig& config, const RunDirectory& run, const nlohmann::json& encoder_json) {
+Pretraining assemble_pretraining(const PretrainConfig& config, const RunDirectory& run, const nlohmann::json& encoder_json) {
   Pretraining p;
   p.config = config;
   p.tokenizer = load_tokenizer(run.tokenizer_dir());
@@ -125,7 +121,7 @@ Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& 
   const auto tokenizer = load_tokenizer(run.tokenizer_dir());
   const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
   write_text_atomically(run.model_config(), json_text(json, 2) + "\n");
-  Pretraining p = assemble(config, run, json);
+  Pretraining p = assemble_pretraining(config, run, json);
   if (!config.model.pretrained.empty()) {
     // Continued pretraining: the folder's encoder (model.config may turn a
     // BERT into a DeBERTa-style encoder: what it adds starts fresh, logged),
@@ -145,7 +141,7 @@ Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& 
 }
 
 Pretraining join_pretraining(const PretrainConfig& config, const RunDirectory& run) {
-  Pretraining p = assemble(config, run, read_json_file(run.model_config()));
+  Pretraining p = assemble_pretraining(config, run, read_json_file(run.model_config()));
   p.model->to(p.device);
   return p;
 }
@@ -304,7 +300,7 @@ void Pretrainer::optimizer_step() {
 }
 
 void Pretrainer::save_last() {
-  progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
+  progress_.train_seconds = session_start_seconds_ + (steady_seconds() - session_clock_start_);
   // The checkpoint holds every rank's tally together (rank 0 carries it on
   // after a resume), and every rank's generator.
   auto& tally = progress_.interval_losses[kLossKey];
@@ -363,9 +359,9 @@ void Pretrainer::evaluate_and_checkpoint(double interval_seconds, int64_t interv
 TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
   const auto& t = p_.config.train;
   session_start_seconds_ = progress_.train_seconds;
-  session_clock_start_ = now_seconds();
+  session_clock_start_ = steady_seconds();
   p_.model->train();
-  double interval_start = now_seconds();
+  double interval_start = steady_seconds();
   int64_t interval_tokens = 0, session_tokens = 0;
   std::unique_ptr<Progress> bar;
   if (hooks.show_progress) bar = std::make_unique<Progress>("pretraining steps", t.max_steps);
@@ -405,7 +401,7 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
       if (progress_.step_in_epoch % t.grad_accumulation != 0 && progress_.step_in_epoch < batches) continue;
       optimizer_step();
       if (bar) {
-        const double seconds = now_seconds() - session_clock_start_;
+        const double seconds = steady_seconds() - session_clock_start_;
         const double tokens_per_second = seconds > 0 ? static_cast<double>(session_tokens) / seconds : 0.0;
         // A rank's tally holds only its share of the loss until evaluations add them up.
         bar->update(progress_.global_step,
@@ -414,8 +410,8 @@ TrainEnd Pretrainer::train(const TrainerHooks& hooks) {
                                         tally.first / static_cast<double>(tally.second), tokens_per_second));
       }
       if (progress_.global_step % t.eval_every_steps == 0 || progress_.global_step == t.max_steps) {
-        evaluate_and_checkpoint(now_seconds() - interval_start, interval_tokens);
-        interval_start = now_seconds();
+        evaluate_and_checkpoint(steady_seconds() - interval_start, interval_tokens);
+        interval_start = steady_seconds();
         interval_tokens = 0;
       }
       if (stop_now()) {

@@ -1,12 +1,12 @@
 #include "train/trainer.h"
 
-#include <chrono>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "core/build_info.h"
+#include "core/duration.h"
 #include "core/progress_bar.h"
 #include "core/runtime.h"
 #include "core/thread_count.h"
@@ -19,10 +19,6 @@
 namespace mtbert {
 
 namespace {
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Each task's batch order gets its own stream of randomness from the run's seed.
 uint64_t task_seed(uint64_t seed, size_t task_index) { return seed * 1000003ULL + 7919ULL * (task_index + 1); }
@@ -157,7 +153,7 @@ void Trainer::optimizer_step() {
 }
 
 void Trainer::save_last() {
-  progress_.train_seconds = session_start_seconds_ + (now_seconds() - session_clock_start_);
+  progress_.train_seconds = session_start_seconds_ + (steady_seconds() - session_clock_start_);
   for (const auto& [name, stream] : streams_) progress_.streams[name] = stream->state();
   run_losses().save(progress_);
   const auto generators = rank_generators();
@@ -205,17 +201,17 @@ void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_
 TrainEnd Trainer::train(const TrainerHooks& hooks) {
   const TrainSection& t = e_.config.train;
   session_start_seconds_ = progress_.train_seconds;
-  session_clock_start_ = now_seconds();
+  session_clock_start_ = steady_seconds();
   e_.model->train();
-  double interval_start = now_seconds();  // the interval since the last evaluation: its start, its examples
+  double interval_start = steady_seconds();  // the interval since the last evaluation: its start, its examples
   int64_t interval_examples = 0;
   auto reached_max_steps = [&] { return t.max_steps > 0 && progress_.global_step >= t.max_steps; };
   auto patience_exhausted = [&] {
     return t.early_stopping_patience > 0 && progress_.evals_without_improvement >= t.early_stopping_patience;
   };
   auto eval_now = [&] {
-    evaluate_and_checkpoint(now_seconds() - interval_start, interval_examples);
-    interval_start = now_seconds();
+    evaluate_and_checkpoint(steady_seconds() - interval_start, interval_examples);
+    interval_start = steady_seconds();
     interval_examples = 0;
   };
   auto evaluated_at_this_step = [&] {
@@ -257,7 +253,7 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
         spdlog::info("data-parallel over {} ranks: {} all-reduce call(s), {:.2f} MB of gradients per step",
                      world_size(), step_->last_all_reduce_calls(), step_->last_all_reduce_bytes() / 1e6);
       if (bar) {
-        const double seconds = now_seconds() - interval_start;
+        const double seconds = steady_seconds() - interval_start;
         bar->update((progress_.step_in_epoch + accumulation - 1) / accumulation,
                     fmt::format("{:.0f} ex/s  lr {:.2e}", seconds > 0 ? interval_examples / seconds : 0.0,
                                 schedule_->lr_at(progress_.global_step - 1)));
