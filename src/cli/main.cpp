@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   mtbert::cli::add_eval_command(app);
   mtbert::cli::add_predict_command(app);
   mtbert::cli::add_sweep_command(app);
+  mtbert::cli::add_status_command(app);
   mtbert::cli::add_report_command(app);
   mtbert::cli::add_bench_command(app);
   mtbert::cli::add_config_reference_command(app);

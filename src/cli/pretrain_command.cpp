@@ -131,7 +131,7 @@ void launch_pretrain_ranks(const RunArgs& args, const ConfigArguments& given) {
     const PretrainConfig config = load_given_config(args, given);
     // The ranks get the folder chosen here, so that they all write to it.
     const RunDirectory run = run_folder(args, config);
-    check_fresh_run_folder(run, "pretrain");
+    check_fresh_run_folder(run.root(), "pretrain");
     launched.out = run.root().string();
     timeout_seconds = config.distributed.timeout_seconds;
   }

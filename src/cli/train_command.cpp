@@ -136,7 +136,7 @@ void launch_train_ranks(const RunArgs& args, const ConfigArguments& given) {
     const ExperimentConfig config = load_given_experiment(args, given);
     // The ranks get the folder chosen here, so that they all write to it.
     const RunDirectory run = new_run_folder(args.out, config.output_dir);
-    check_fresh_run_folder(run, "train");
+    check_fresh_run_folder(run.root(), "train");
     launched.out = run.root().string();
     timeout_seconds = config.distributed.timeout_seconds;
   }
@@ -155,8 +155,7 @@ void run_train(RunArgs& args) {
   if (args.force && args.resume.empty()) throw UserError("--force goes with --resume");
   const LaunchEnv env = launch_env();
   // A finished run is left to the paths below, which print its table. Rank 0
-  // speaks for a data-parallel job: the others' look at the folder's lock
-  // (a probe that takes it for a moment) could make rank 0 see it taken.
+  // speaks for a data-parallel job: a mistake is one line, not one per rank.
   if (!args.resume.empty() && env.rank == 0)
     check_resume(args, "train", [](const fs::path& file) { return resolved_yaml(load_experiment(file)); });
   if (args.nproc > 0) {
