@@ -19,9 +19,7 @@ namespace mtbert::cli {
 
 namespace fs = std::filesystem;
 
-bool check_resume(const RunArgs& args, const std::string& command,
-                  const std::function<std::string(const fs::path&)>& canonical) {
-  if (run_is_done(resumable_run(args.resume, command).status)) return false;
+void check_resume(const RunArgs& args, const std::function<std::string(const fs::path&)>& canonical) {
   const RunDirectory run(args.resume);
   check_resume_config(run, args.force, canonical);
   if (args.nproc > 0) {
@@ -32,7 +30,6 @@ bool check_resume(const RunArgs& args, const std::string& command,
                                   "for them)",
                                   args.resume, ranks, ranks));
   }
-  return true;
 }
 
 int rank_thread_count(const RunArgs& args, int64_t config_threads, const LaunchEnv& env) {

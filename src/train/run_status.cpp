@@ -8,7 +8,6 @@
 #include "config/config_tree.h"
 #include "core/user_error.h"
 #include "train/run_directory.h"
-#include "train/run_lock.h"
 
 namespace mtbert {
 
@@ -125,6 +124,14 @@ RunState resumable_run(const std::string& folder, const std::string& command) {
     case RunAction::start: break;
   }
   throw not_a_run_folder(folder);
+}
+
+std::pair<RunLock, RunState> lock_to_resume(const std::string& folder, const std::string& command) {
+  std::error_code ec;
+  if (!fs::is_regular_file(RunDirectory(folder).resolved_config(), ec)) throw not_a_run_folder(folder);
+  RunLock lock(folder);  // first: the run's state is read under it
+  RunState state = resumable_run(folder, command);
+  return {std::move(lock), std::move(state)};
 }
 
 namespace {

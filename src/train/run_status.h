@@ -6,10 +6,12 @@
 // report all ask here.
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "train/run_lock.h"
 
 namespace mtbert {
 
@@ -60,6 +62,11 @@ RunState inspect_run(const std::filesystem::path& folder);
 // UserError for a run of the other command (naming the command to use), one
 // being trained, one without a checkpoint, or not a run folder.
 RunState resumable_run(const std::string& folder, const std::string& command);
+
+// What a process that resumes the run in `folder` starts with: the run's
+// lock, and its state read under it (resumable_run's). A folder that is no
+// run folder is refused before it gets a run.lock.
+std::pair<RunLock, RunState> lock_to_resume(const std::string& folder, const std::string& command);
 
 // UserError unless `folder` may receive a new run of `command`: it does not
 // exist, holds only what an unstarted run leaves (train.log, run.lock, empty
