@@ -21,7 +21,9 @@ struct ChildSpec {
   std::vector<std::string> args;         // after the executable
   std::vector<std::string> environment;  // NAME=value added to this process's, replacing any of the same name
   // Descriptors of this process the child gets as the given numbers
-  // (stdin, stdout, stderr or any other); the others it inherits as they are.
+  // (stdin, stdout, stderr or any other), in this order (a later one's
+  // source must not be an earlier one's number); the others it inherits as
+  // they are.
   std::vector<std::pair<int, int>> descriptors;
   // A descriptor the child inherits as itself although it closes on exec
   // here (others started meanwhile do not get it); -1: none.

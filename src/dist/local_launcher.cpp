@@ -143,8 +143,10 @@ LocalLaunchResult run_local_ranks(const fs::path& executable, const std::vector<
     ChildSpec spec;
     spec.args = args;
     spec.environment = rank_environment(rank, nproc, port, folder.error_file(rank));
-    spec.descriptors = {{console.fd, kRankConsoleFd}};
+    // The log first: it may have been opened as descriptor 3, which the
+    // console then replaces (the console's copy here is 10 or above).
     if (log.fd >= 0) spec.descriptors.emplace_back(log.fd, STDERR_FILENO);
+    spec.descriptors.emplace_back(console.fd, kRankConsoleFd);
     std::string error = log.fd < 0 ? fmt::format("cannot open {}: {}", folder.log(rank).string(), std::strerror(errno))
                                    : std::string();
     if (error.empty() && ranks.start(executable, spec, error)) continue;
