@@ -17,6 +17,7 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_status_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_pretrain_command(CLI::App& app);

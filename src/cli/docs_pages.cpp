@@ -23,6 +23,7 @@ void add_docs_footers(CLI::App& app) {
       {"eval", "docs/experiments.md"},
       {"predict", "docs/experiments.md"},
       {"sweep", "docs/sweeps-and-reports.md"},
+      {"status", "docs/sweeps-and-reports.md"},
       {"report", "docs/sweeps-and-reports.md"},
       {"bench", "BENCHMARKS.md"},
       {"config-reference", "docs/config-reference.md"},

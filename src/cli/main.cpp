@@ -14,23 +14,35 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/console.h"
 #include "core/did_you_mean.h"
 #include "core/runtime.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launcher_watch.h"
+#include "dist/rank_files.h"
 
 namespace {
 
-void print_line(const std::string& prefix, const std::string& message) {
-  const std::string line = prefix + mtbert::printable_line(message) + "\n";
-  std::fwrite(line.data(), 1, line.size(), stderr);
+// A rank of the --nproc launcher leaves its error line in its error file,
+// for the launcher to tell or drop (dist/rank_files.h); any other process
+// prints it.
+void print_line(mtbert::RankErrorKind kind, const std::string& prefix, const std::string& message) {
+  const std::string line = prefix + mtbert::printable_line(message);
+  if (mtbert::leave_rank_error({kind, line})) return;
+  const std::string text = line + "\n";
+  std::fwrite(text.data(), 1, text.size(), mtbert::console());
 }
 
 // One line, no stack trace: what a user needs to fix their input.
 int fail(const std::string& message) {
-  print_line("mtbert: error: ", message);
+  print_line(mtbert::RankErrorKind::user, "mtbert: error: ", message);
   return 2;
+}
+
+int internal_error(const std::string& message) {
+  print_line(mtbert::RankErrorKind::internal, "mtbert: internal error: ", message);
+  return 1;
 }
 
 }  // namespace
@@ -38,6 +50,7 @@ int fail(const std::string& message) {
 int main(int argc, char** argv) {
   mtbert::prepare_process(argc, argv);
   mtbert::follow_launcher();  // a rank of --nproc ends with its launcher
+  mtbert::use_rank_files();   // and keeps its libraries' chatter in its log
 
   CLI::App app{"mtbert: multi-task fine-tuning of BERT-family encoders (SST, Quora, STS)", "mtbert"};
   app.set_version_flag("--version", std::string("mtbert ") + MTBERT_VERSION + " (LibTorch " +
@@ -54,6 +67,7 @@ int main(int argc, char** argv) {
   mtbert::cli::add_eval_command(app);
   mtbert::cli::add_predict_command(app);
   mtbert::cli::add_sweep_command(app);
+  mtbert::cli::add_status_command(app);
   mtbert::cli::add_report_command(app);
   mtbert::cli::add_bench_command(app);
   mtbert::cli::add_config_reference_command(app);
@@ -87,7 +101,7 @@ int main(int argc, char** argv) {
   } catch (const mtbert::DistributedError& e) {
     // Another rank is gone: one line, and out at once, without the process
     // group's destructors (they would wait on the peers that are gone).
-    print_line("mtbert: error: ", e.what());
+    print_line(mtbert::RankErrorKind::peer, "mtbert: error: ", e.what());
     std::fflush(stdout);
     std::_Exit(1);
   } catch (const c10::Error& e) {
@@ -98,16 +112,13 @@ int main(int argc, char** argv) {
       return fail("out of memory (" + reason + "): lower the batch size, the sequence length or the model's size");
     // Inputs are validated before they reach LibTorch, so this is a bug; its
     // message carries a C++ backtrace after the first line, which we keep out.
-    print_line("mtbert: internal error: ", reason);
-    return 1;
+    return internal_error(reason);
   } catch (const std::bad_alloc&) {
     return fail("out of memory: a size in the config or an input is too large for this machine");
   } catch (const std::exception& e) {
-    print_line("mtbert: internal error: ", mtbert::first_line(e.what()));
-    return 1;
+    return internal_error(mtbert::first_line(e.what()));
   } catch (...) {
-    print_line("mtbert: internal error: ", "an unknown exception");
-    return 1;
+    return internal_error("an unknown exception");
   }
   return mtbert::cli::exit_code();
 }

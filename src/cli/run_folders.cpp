@@ -1,6 +1,5 @@
 #include "cli/run_folders.h"
 
-#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,33 +22,6 @@ ConfigArguments split_config_arguments(const std::vector<std::string>& positiona
     else throw UserError(fmt::format("unexpected argument \"{}\" (overrides are key.path=value)", arg));
   }
   return out;
-}
-
-RunState resumable_run(const std::string& folder, const std::string& command) {
-  const RunDirectory run(folder);
-  std::error_code ec;
-  if (fs::is_regular_file(run.resolved_config(), ec)) {
-    const bool pretraining = run.is_pretraining();
-    if (pretraining != (command == "pretrain"))
-      throw UserError(fmt::format("{} is a {} run: resume it with mtbert {} --resume {}", folder,
-                                  pretraining ? "pretraining" : "fine-tuning", pretraining ? "pretrain" : "train",
-                                  folder));
-  }
-  RunState state = inspect_run(folder);
-  if (run_is_done(state.status)) return state;
-  if (state.status == RunStatus::running)
-    throw UserError(fmt::format("{} is being trained by another process", folder));
-  if (state.status == RunStatus::unresumable)
-    throw UserError(fmt::format("{} has checkpoints/best but no checkpoints/last, so it cannot be resumed (the best "
-                                "checkpoint still serves eval and predict); remove the folder to train it again",
-                                folder));
-  if (state.status != RunStatus::interrupted)
-    throw UserError(fs::exists(RunDirectory(folder).resolved_config())
-                        ? fmt::format("{} stopped before its first checkpoint, so there is nothing to resume; start "
-                                      "it again with the same --out",
-                                      folder)
-                        : fmt::format("{} is not a run folder (no config.resolved.yaml)", folder));
-  return state;
 }
 
 void check_resume_config(const RunDirectory& run, bool force,
@@ -86,27 +58,9 @@ void check_resume_config(const RunDirectory& run, bool force,
                               others.empty() ? "" : fmt::format(" (also changed: {})", fmt::join(others, ", "))));
 }
 
-namespace {
-
-// What a run that never started leaves: train.log (a sweep or a cluster job
-// opens it before starting the run), and the empty checkpoints/ and
-// predictions/ of RunDirectory::create(), made before config.resolved.yaml
-// (a run killed between the two must start again, not be refused).
-bool from_unstarted_run(const RunDirectory& run, const fs::directory_entry& entry) {
-  if (entry.path() == run.train_log()) return true;
-  if (entry.path() != run.checkpoints_dir() && entry.path() != run.predictions_dir()) return false;
-  std::error_code ec;
-  return entry.is_directory(ec) && fs::is_empty(entry.path(), ec);
-}
-
-}  // namespace
-
 RunDirectory new_run_folder(const std::string& out, const std::string& output_dir) {
   if (!out.empty()) return RunDirectory(out);
-  const auto finished = [](const fs::path& folder) {
-    const RunStatus status = inspect_run(folder).status;
-    return status == RunStatus::finished || status == RunStatus::early_stopped;
-  };
+  const auto finished = [](const fs::path& folder) { return run_is_done(inspect_run(folder).status); };
   fs::path folder = output_dir;
   for (int n = 2; finished(folder); ++n) folder = fs::path(fmt::format("{}-{}", output_dir, n));
   if (folder != fs::path(output_dir))
@@ -114,49 +68,15 @@ RunDirectory new_run_folder(const std::string& out, const std::string& output_di
   return RunDirectory(folder);
 }
 
-// A run folder that must not be overwritten: say what to do instead. A folder
-// holding only what an unstarted run leaves is fresh.
-void check_fresh_run_folder(const RunDirectory& run, const std::string& command) {
-  const fs::path root = run.root();
-  switch (inspect_run(root).status) {
-    case RunStatus::missing: break;
-    case RunStatus::running: throw UserError(fmt::format("{} is being trained by another process", root.string()));
-    case RunStatus::finished:
-    case RunStatus::early_stopped:
-      throw UserError(fmt::format("{} already holds a finished run; choose another --out or remove it", root.string()));
-    case RunStatus::interrupted:
-      throw UserError(fmt::format("{} holds an unfinished run; continue it with mtbert {} --resume {}",
-                                  root.string(), command, root.string()));
-    case RunStatus::unresumable:
-      throw UserError(fmt::format("{} holds a run with checkpoints/best but no checkpoints/last; choose another --out, "
-                                  "or remove it to train it again",
-                                  root.string()));
-    case RunStatus::failed:
-      // A run of ours that stopped before its first checkpoint (killed, or a
-      // disk that filled): nothing in it can be resumed, so it starts again.
-      spdlog::info("{} holds a run that stopped before its first checkpoint: starting it again there",
-                   root.string());
-      run.discard_unstarted(/*remove_root=*/false);
-      return;
-  }
-  if (!fs::exists(root)) return;
-  const bool unstarted = fs::is_directory(root) && std::all_of(fs::directory_iterator(root), fs::directory_iterator(),
-                                                               [&](const fs::directory_entry& entry) {
-                                                                 return from_unstarted_run(run, entry);
-                                                               });
-  if (!unstarted)
-    throw UserError(fmt::format("{} exists and is not a run folder; choose another --out", root.string()));
-}
-
 void in_fresh_run_folder(const RunDirectory& run, const std::string& command, const std::function<void()>& start) {
-  check_fresh_run_folder(run, command);  // before any folder is made
+  check_fresh_run_folder(run.root(), command);  // before any folder is made
   const bool existed = fs::exists(run.root());
   run.create();
   // Again under the lock, which is what counts: another process may have
   // trained a run here since. (A failed run it finds is cleared, subfolders
   // and all: they are made again.)
   const RunLock lock(run.root());
-  check_fresh_run_folder(run, command);
+  check_fresh_run_folder(run.root(), command);
   run.create();
   try {
     start();

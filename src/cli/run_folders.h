@@ -18,12 +18,6 @@ struct ConfigArguments {
 };
 ConfigArguments split_config_arguments(const std::vector<std::string>& positional);
 
-// The state of a run folder given to `mtbert <command> --resume` (command:
-// train or pretrain): finished runs are returned as they are (nothing to do);
-// UserError for a run of the other command (naming the command to use), one
-// being trained, one without a checkpoint, or not a run folder.
-RunState resumable_run(const std::string& folder, const std::string& command);
-
 // The config a run resumes with (its config.resolved.yaml) against the copy
 // its last checkpoint holds: a change (the file edited since) would make the
 // resumed run another run than the one checkpointed. UserError naming the
@@ -41,11 +35,6 @@ void check_resume_config(const RunDirectory& run, bool force,
 // experiment again makes a new run rather than an error. Every rank of a job
 // picks the same folder: the one that rank 0 creates holds no finished run.
 RunDirectory new_run_folder(const std::string& out, const std::string& output_dir);
-
-// UserError unless `run` may receive a new run: it does not exist, holds only
-// a train.log, or holds a run that failed before its first checkpoint (what
-// that left is cleared). An unfinished run names `mtbert <command> --resume`.
-void check_fresh_run_folder(const RunDirectory& run, const std::string& command);
 
 // Runs `start` in the folder `run`, checked fresh, created, locked and
 // checked again under the lock (another process may have trained a run there

@@ -19,9 +19,7 @@ namespace mtbert::cli {
 
 namespace fs = std::filesystem;
 
-bool check_resume(const RunArgs& args, const std::string& command,
-                  const std::function<std::string(const fs::path&)>& canonical) {
-  if (run_is_done(resumable_run(args.resume, command).status)) return false;
+void check_resume(const RunArgs& args, const std::function<std::string(const fs::path&)>& canonical) {
   const RunDirectory run(args.resume);
   check_resume_config(run, args.force, canonical);
   if (args.nproc > 0) {
@@ -32,7 +30,6 @@ bool check_resume(const RunArgs& args, const std::string& command,
                                   "for them)",
                                   args.resume, ranks, ranks));
   }
-  return true;
 }
 
 int rank_thread_count(const RunArgs& args, int64_t config_threads, const LaunchEnv& env) {
@@ -64,14 +61,12 @@ void launch_local_ranks(const std::string& subcommand, const RunArgs& args, int6
   spdlog::info("launching {} local ranks", args.nproc);
   const LocalLaunchResult result = run_local_ranks(fs::read_symlink("/proc/self/exe"), child, args.nproc,
                                                    std::chrono::seconds(timeout_seconds));
-  if (result.told && !result.rank_error.empty()) throw UserError(result.rank_error);  // a rank's own line
-  if (result.told) {  // rank 0 told it on this process's stderr
-    set_exit_code(result.exit_code);
-    return;
+  if (result.told) throw UserError(result.rank_error);  // the rank's own line
+  if (!result.failure.empty()) {
+    const std::string what =
+        result.rank_error.empty() ? result.failure : fmt::format("{}: {}", result.failure, result.rank_error);
+    throw DistributedError(fmt::format("{} (each rank's output: {})", what, result.logs.string()));
   }
-  if (!result.failure.empty())
-    throw DistributedError(result.rank_error.empty() ? result.failure
-                                                     : fmt::format("{}: {}", result.failure, result.rank_error));
   set_exit_code(result.exit_code);
 }
 

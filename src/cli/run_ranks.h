@@ -26,14 +26,12 @@ struct RunArgs {
   std::string command;
 };
 
-// What every launch path of `--resume` checks first, once, before any rank
-// starts: the folder holds a run that can be resumed (false: it is finished,
-// nothing to do), its config is the one of its last checkpoint (or --force,
-// see check_resume_config), and --nproc gives it the ranks it was trained
-// with. `command`: train or pretrain (resumable_run); `canonical` gives a
-// resolved config file in canonical form.
-bool check_resume(const RunArgs& args, const std::string& command,
-                  const std::function<std::string(const std::filesystem::path&)>& canonical);
+// What `--resume` checks in each process, once the run's state is read
+// (resumable_run or lock_to_resume, once per process) and it is not
+// finished: its config is the one of its last checkpoint (or --force, see
+// check_resume_config), and --nproc gives it the ranks it was trained with.
+// `canonical` gives a resolved config file in canonical form.
+void check_resume(const RunArgs& args, const std::function<std::string(const std::filesystem::path&)>& canonical);
 
 // Sets and returns the intra-op threads: --threads, else the config's; a rank
 // of a launcher with the config's 0 (one per core) gets its share of the

@@ -57,7 +57,7 @@ struct PlannedRun {
   SweepRun run;
   ExperimentConfig config;
   RunState state;
-  SweepAction action = SweepAction::start;
+  RunAction action = RunAction::start;
   std::optional<std::string> config_change;  // for runs that already have a config
 };
 
@@ -90,16 +90,16 @@ std::vector<PlannedRun> plan(const SweepSpec& spec, const std::vector<SweepRun>&
   std::vector<PlannedRun> planned;
   for (const auto& run : runs) {
     const ExperimentConfig config = load_experiment(run.experiment, run.overrides, overlays);
-    PlannedRun p{run, config, inspect_run(run.folder), SweepAction::start, std::nullopt};
-    p.action = action_for(p.state.status);
-    if (p.action != SweepAction::restart && p.action != SweepAction::start)
+    PlannedRun p{run, config, inspect_run(run.folder), RunAction::start, std::nullopt};
+    p.action = run_action(p.state.status);
+    if (p.action != RunAction::restart && p.action != RunAction::start)
       p.config_change = resolved_config_change(run.folder, resolved_yaml(config));
     planned.push_back(std::move(p));
   }
   return planned;
 }
 
-bool reads_inputs(const PlannedRun& p) { return p.action == SweepAction::start || p.action == SweepAction::restart; }
+bool reads_inputs(const PlannedRun& p) { return p.action == RunAction::start || p.action == RunAction::restart; }
 
 // The device and the files a new run needs first, checked before any run
 // starts here (a Slurm script is checked where it runs: its machines have
@@ -147,7 +147,7 @@ void emit_slurm(const SweepSpec& spec, const fs::path& root, const std::vector<P
                 const std::vector<fs::path>& overlays, const SweepArgs& args) {
   std::vector<SweepRun> pending;
   for (const auto& p : planned)
-    if (p.action == SweepAction::start || p.action == SweepAction::restart || p.action == SweepAction::resume)
+    if (p.action == RunAction::start || p.action == RunAction::restart || p.action == RunAction::resume)
       pending.push_back(p.run);
   if (pending.empty()) {
     fmt::print("nothing to submit: every run of sweep {} is finished or running\n", spec.name);
@@ -196,11 +196,11 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
   std::vector<const PlannedRun*> queued;
   size_t skipped = 0, elsewhere = 0, kept = 0;
   for (const auto& p : planned) {
-    if (p.action == SweepAction::skip) {
+    if (p.action == RunAction::skip) {
       ++skipped;
-    } else if (p.action == SweepAction::wait) {
+    } else if (p.action == RunAction::wait) {
       ++elsewhere;
-    } else if (p.action == SweepAction::keep) {
+    } else if (p.action == RunAction::keep) {
       ++kept;
       spdlog::warn("{}: checkpoints/last is gone, so it cannot be resumed; it is left as it is with its best "
                    "checkpoint (remove {} to train it again)",
@@ -210,7 +210,7 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
     }
   }
   for (const PlannedRun* p : queued)
-    if (p->action != SweepAction::resume) check_inputs_exist(*p);
+    if (p->action != RunAction::resume) check_inputs_exist(*p);
   // The machine's cores are shared by the runs trained at once (no more at
   // once than there are runs to train).
   const int parallel = std::max(1, std::min(jobs, static_cast<int>(queued.size())));
@@ -257,22 +257,23 @@ void run_here(const SweepSpec& spec, const std::vector<PlannedRun>& planned, con
       return false;
     }
     const RunState state = inspect_run(p.run.folder);
-    const SweepAction action = action_for(state.status);
-    if (action == SweepAction::skip) {
+    const RunAction action = run_action(state.status);
+    if (action == RunAction::skip) {
       print_line(job.name, outcome_text(state, " elsewhere"));
       return false;
     }
-    if (action == SweepAction::keep) {
+    if (action == RunAction::keep) {
       print_line(job.name, "left alone: checkpoints/last is gone, so it cannot be resumed");
       return false;
     }
-    if (action == SweepAction::restart) clear_for_restart(p.run.folder);
-    job.args = action == SweepAction::resume ? resume_arguments(p.run) : start_arguments(p.run, overlays);
+    // A run to restart is cleared by the `train --out` it gets (under this
+    // lock, handed to it), as in a Slurm task.
+    job.args = action == RunAction::resume ? resume_arguments(p.run) : start_arguments(p.run, overlays);
     job.args.insert(job.args.end(), {"--threads", std::to_string(threads), "--no-progress"});
     if (nproc > 1) job.args.insert(job.args.end(), {"--nproc", std::to_string(nproc)});
     job.inherited_fd = lock->fd();
     job.environment = {lock->handover_variable()};
-    resuming[job.name] = action == SweepAction::resume;
+    resuming[job.name] = action == RunAction::resume;
     locks.emplace(job.name, std::move(*lock));
     return true;
   };

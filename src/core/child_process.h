@@ -1,8 +1,9 @@
 #pragma once
-// Starting a child process the way the sweep's job runner and the --nproc
-// launcher both need it: in a process group of its own, so that a terminal's
-// Ctrl-C reaches only the parent (which passes it on once), with SIGINT and
-// SIGTERM back at their defaults and unblocked in the child.
+// Starting a child process the way a ChildGroup (core/child_group.h: the
+// sweep's job runner, the --nproc launcher) needs it: in a process group of
+// its own, so that a terminal's Ctrl-C reaches only the parent (which passes
+// it on), with SIGINT and SIGTERM back at their defaults and unblocked in
+// the child.
 #include <spawn.h>
 #include <sys/types.h>
 

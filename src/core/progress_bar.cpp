@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/console.h"
 #include "core/duration.h"
 
 namespace mtbert {
@@ -14,12 +15,12 @@ Progress::Progress(std::string label, int64_t total, double interval_seconds)
     : label_(std::move(label)),
       total_(total),
       interval_seconds_(interval_seconds),
-      terminal_(::isatty(STDERR_FILENO) != 0),
+      terminal_(::isatty(::fileno(console())) != 0),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
 Progress::~Progress() {
-  if (open_line_) std::fputc('\n', stderr);
+  if (open_line_) std::fputc('\n', console());
 }
 
 void Progress::update(int64_t done, const std::string& status) {
@@ -43,15 +44,15 @@ void Progress::draw(int64_t done, const std::string& status, bool final) {
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(fraction * kWidth);
     const std::string bar = std::string(filled, '#') + std::string(kWidth - filled, '.');
-    std::fprintf(stderr, "\r\033[K%s [%s] %3.0f%% %lld/%lld %s  %s", label_.c_str(), bar.c_str(), 100 * fraction,
+    std::fprintf(console(), "\r\033[K%s [%s] %3.0f%% %lld/%lld %s  %s", label_.c_str(), bar.c_str(), 100 * fraction,
                  static_cast<long long>(done), static_cast<long long>(total_), eta.c_str(), status.c_str());
     open_line_ = !final;
-    if (final) std::fputc('\n', stderr);
+    if (final) std::fputc('\n', console());
   } else {
-    std::fprintf(stderr, "%s %lld/%lld (%.0f%%) %s  %s\n", label_.c_str(), static_cast<long long>(done),
+    std::fprintf(console(), "%s %lld/%lld (%.0f%%) %s  %s\n", label_.c_str(), static_cast<long long>(done),
                  static_cast<long long>(total_), 100 * fraction, eta.c_str(), status.c_str());
   }
-  std::fflush(stderr);
+  std::fflush(console());
 }
 
 }  // namespace mtbert

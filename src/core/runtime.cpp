@@ -1,10 +1,8 @@
 #include "core/runtime.h"
 
 #include <torch/version.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "core/console.h"
 #include "core/memory_reuse.h"
 
 namespace mtbert {
@@ -63,7 +62,7 @@ namespace {
     }
   }
   const std::string line = "mtbert: internal error: " + printable_line(what) + " (std::terminate)\n";
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fwrite(line.data(), 1, line.size(), console());
   std::_Exit(1);
 }
 
@@ -77,9 +76,7 @@ void prepare_process(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   keep_freed_memory_for_reuse();
   for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + shell_quoted(argv[i]);
-  auto logger = spdlog::stderr_color_mt("mtbert");
-  logger->set_pattern("%^[%H:%M:%S %l]%$ %v");
-  spdlog::set_default_logger(logger);
+  use_console_logger();
 }
 
 std::string torch_version_string() { return TORCH_VERSION; }

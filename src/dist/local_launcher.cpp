@@ -3,215 +3,114 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <memory>
+#include <optional>
 #include <string_view>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "core/child_process.h"
-#include "core/scoped_signal_handler.h"
+#include "core/child_group.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "dist/launcher_watch.h"
-
-extern char** environ;
+#include "dist/rank_files.h"
 
 namespace mtbert {
 
 namespace {
 
-std::atomic<int> g_signal{0};
+namespace fs = std::filesystem;
 
-extern "C" void on_launcher_signal(int signal) { g_signal.store(signal); }
-
-// Forgets the signals a previous run saw, before the handler is installed.
-void reset_signal_state() {
-  g_signal.store(0);
-}
-
-// This process's environment without the variables the launcher sets, and
-// with each rank's share of the cores in OMP_NUM_THREADS unless the user set
-// it, as torchrun does: the BLAS library and OpenMP read it when they load,
+// Each rank's share of the cores in OMP_NUM_THREADS unless the user set it,
+// as torchrun does: the BLAS library and OpenMP read it when they load,
 // before the rank sets its own thread count (core/thread_count.h). The
-// launcher's pid lets each rank end with it (dist/launcher_watch.h).
-std::vector<std::string> child_environment(int rank, int nproc, int port) {
-  const std::string launcher = std::string(kLauncherPidVariable) + "=";
-  const char* ours[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=",
-                        launcher.c_str()};
-  std::vector<std::string> env;
-  bool threads_set = false;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
-    bool replaced = false;
-    for (const char* prefix : ours) replaced = replaced || entry.rfind(prefix, 0) == 0;
-    if (!replaced) env.push_back(entry);
-    threads_set = threads_set || entry.rfind("OMP_NUM_THREADS=", 0) == 0;
-  }
-  env.push_back(fmt::format("RANK={}", rank));
-  env.push_back(fmt::format("WORLD_SIZE={}", nproc));
-  env.push_back(fmt::format("LOCAL_RANK={}", rank));
-  env.push_back(fmt::format("LOCAL_WORLD_SIZE={}", nproc));
-  env.push_back("MASTER_ADDR=127.0.0.1");
-  env.push_back(fmt::format("MASTER_PORT={}", port));
-  env.push_back(fmt::format("{}{}", launcher, ::getpid()));
-  if (!threads_set) env.push_back(fmt::format("OMP_NUM_THREADS={}", std::max(1, available_cores() / nproc)));
+// launcher's pid lets each rank end with it (dist/launcher_watch.h); the
+// console descriptor and the error file are the rank's (dist/rank_files.h).
+std::vector<std::string> rank_environment(int rank, int nproc, int port, const fs::path& error_file) {
+  std::vector<std::string> env{fmt::format("RANK={}", rank),
+                               fmt::format("WORLD_SIZE={}", nproc),
+                               fmt::format("LOCAL_RANK={}", rank),
+                               fmt::format("LOCAL_WORLD_SIZE={}", nproc),
+                               "MASTER_ADDR=127.0.0.1",
+                               fmt::format("MASTER_PORT={}", port),
+                               fmt::format("{}={}", kLauncherPidVariable, ::getpid()),
+                               fmt::format("{}={}", kRankConsoleVariable, kRankConsoleFd),
+                               fmt::format("{}={}", kRankErrorVariable, error_file.string())};
+  if (!std::getenv("OMP_NUM_THREADS"))
+    env.push_back(fmt::format("OMP_NUM_THREADS={}", std::max(1, available_cores() / nproc)));
   return env;
 }
 
-constexpr std::string_view kErrorPrefix = "mtbert: error: ";
-
-// A rank's stderr, read from a pipe: passed on to this process's stderr as it
-// comes (a partial line at once: a progress bar redraws with \r), except its
-// "mtbert: error:" line, which is kept for the launcher to tell or drop.
-class RankOutput {
+// The folder of the ranks' logs and error files: MTBERT_RANK_LOGS when the
+// user names one (kept), else a fresh one under the temporary folder,
+// removed unless a rank failed in a way its one line does not tell.
+class RankFolder {
  public:
-  explicit RankOutput(int fd) : fd_(fd) {}
-  ~RankOutput() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RankOutput(const RankOutput&) = delete;
-  RankOutput& operator=(const RankOutput&) = delete;
-
-  int fd() const { return fd_; }
-  // The error line without its prefix; empty when the rank wrote none.
-  const std::string& error_line() const { return error_; }
-
-  // Reads what the pipe holds now (it is non-blocking); at its end, passes on
-  // the rest and closes it.
-  void read_available() {
-    char buffer[4096];
-    while (fd_ >= 0) {
-      const ssize_t n = ::read(fd_, buffer, sizeof buffer);
-      if (n > 0) {
-        pending_.append(buffer, static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      ::close(fd_);  // end of file (every writer has exited), or an error
-      fd_ = -1;
+  RankFolder() {
+    if (const char* chosen = std::getenv("MTBERT_RANK_LOGS"); chosen && *chosen) {
+      path_ = chosen;
+      std::error_code ec;
+      fs::create_directories(path_, ec);
+      if (ec) throw UserError(fmt::format("MTBERT_RANK_LOGS: cannot create {}: {}", path_.string(), ec.message()));
+      keep_ = true;
+      return;
     }
-    pass_on(fd_ < 0);
+    std::error_code ec;
+    std::string pattern = (fs::temp_directory_path(ec) / "mtbert-ranks-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw UserError(fmt::format("cannot create a folder for the ranks' logs ({}): {}", pattern, std::strerror(errno)));
+    path_ = pattern;
   }
+  ~RankFolder() {
+    std::error_code ec;
+    if (!keep_) fs::remove_all(path_, ec);
+  }
+  RankFolder(const RankFolder&) = delete;
+  RankFolder& operator=(const RankFolder&) = delete;
 
-  // After the rank has exited: everything it wrote, up to the pipe's end.
-  void drain() {
-    while (fd_ >= 0) {
-      pollfd p{fd_, POLLIN, 0};
-      ::poll(&p, 1, 100);
-      read_available();
-    }
-  }
+  fs::path log(int rank) const { return path_ / fmt::format("rank{}.log", rank); }
+  fs::path error_file(int rank) const { return path_ / fmt::format("rank{}.error", rank); }
+  const fs::path& path() const { return path_; }
+  void keep() { keep_ = true; }
 
  private:
-  static bool starts_with_prefix(std::string_view line) { return line.substr(0, kErrorPrefix.size()) == kErrorPrefix; }
-
-  void pass_on(bool at_end) {
-    size_t start = 0;
-    for (size_t stop; (stop = pending_.find_first_of("\r\n", start)) != std::string::npos; start = stop + 1) {
-      const std::string_view line(pending_.data() + start, stop - start);
-      if (starts_with_prefix(line)) error_ = std::string(line.substr(kErrorPrefix.size()));
-      else std::fwrite(pending_.data() + start, 1, stop - start + 1, stderr);
-    }
-    pending_.erase(0, start);
-    const std::string_view rest(pending_);
-    const bool may_be_error = kErrorPrefix.substr(0, rest.size()) == rest.substr(0, kErrorPrefix.size());
-    if (!rest.empty() && (at_end || !may_be_error)) {
-      if (starts_with_prefix(rest)) error_ = std::string(rest.substr(kErrorPrefix.size()));
-      else std::fwrite(rest.data(), 1, rest.size(), stderr);
-      pending_.clear();
-    }
-    std::fflush(stderr);
-  }
-
-  int fd_;
-  std::string pending_;
-  std::string error_;
+  fs::path path_;
+  bool keep_ = false;
 };
 
-// Starts one rank; with `output`, its stderr goes into a new pipe that
-// `output` then reads.
-pid_t spawn_rank(const std::filesystem::path& executable, const std::vector<std::string>& args,
-                 std::vector<std::string> env, std::unique_ptr<RankOutput>* output) {
-  std::vector<char*> envp;
-  for (auto& entry : env) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  int fds[2] = {-1, -1};
-  // Both ends close on exec: the child keeps only the copy on its fd 2.
-  if (output && ::pipe2(fds, O_CLOEXEC) != 0)
-    throw UserError(fmt::format("cannot open a pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  if (output) posix_spawn_file_actions_adddup2(&files, fds[1], STDERR_FILENO);
-  pid_t pid = -1;
-  const int status = spawn_child(pid, executable, args, envp.data(), &files);
-  posix_spawn_file_actions_destroy(&files);
-  if (output) {
-    ::close(fds[1]);
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    *output = std::make_unique<RankOutput>(fds[0]);
+// A descriptor closed when this object goes.
+struct Descriptor {
+  int fd = -1;
+  explicit Descriptor(int fd) : fd(fd) {}
+  ~Descriptor() {
+    if (fd >= 0) ::close(fd);
   }
-  if (status != 0) throw UserError(fmt::format("cannot start {}: {}", executable.string(), std::strerror(status)));
-  return pid;
-}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+};
 
-// Waits up to `timeout` for output from any rank, and passes it on.
-void pass_on_output(const std::vector<std::unique_ptr<RankOutput>>& outputs, std::chrono::milliseconds timeout) {
-  std::vector<pollfd> polled;
-  std::vector<RankOutput*> owners;
-  for (const auto& output : outputs)
-    if (output && output->fd() >= 0) {
-      polled.push_back({output->fd(), POLLIN, 0});
-      owners.push_back(output.get());
-    }
-  if (polled.empty()) {
-    std::this_thread::sleep_for(timeout);
-    return;
-  }
-  if (::poll(polled.data(), polled.size(), static_cast<int>(timeout.count())) <= 0) return;
-  for (size_t i = 0; i < polled.size(); ++i)
-    if (polled[i].revents != 0) owners[i]->read_available();
-}
+struct Failure {
+  ChildEnd end;
+  std::optional<RankError> error;
+  // A rank that lost its peer (or timed out waiting for it) failed because
+  // of another rank, which is the one to report.
+  bool consequence() const { return error && error->kind == RankErrorKind::peer; }
+  // Bad input, said in one line: nothing to add to it.
+  bool told() const { return end.exit_code == 2 && error && error->kind == RankErrorKind::user; }
+};
 
-// Stops ranks already started when a later one cannot start: SIGTERM, then
-// SIGKILL after a few seconds, each reaped (none is left to wait at the
-// rendezvous for the timeout, or to outlive the launcher).
-void stop_started_ranks(const std::vector<pid_t>& pids) {
-  for (const pid_t pid : pids) ::kill(pid, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  std::vector<pid_t> left = pids;
-  while (!left.empty()) {
-    if (std::chrono::steady_clock::now() > deadline)
-      for (const pid_t pid : left) ::kill(pid, SIGKILL);
-    std::vector<pid_t> still;
-    for (const pid_t pid : left) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) != pid) still.push_back(pid);
-    }
-    left = std::move(still);
-    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+// The line without "mtbert: error: ": what the launcher's own error adds.
+std::string without_prefix(const std::string& line) {
+  constexpr std::string_view prefix = "mtbert: error: ";
+  return line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : line;
 }
-
-std::string describe_end(int status) {
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-}
-
-int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 }  // namespace
 
@@ -230,92 +129,88 @@ int free_local_port() {
   return ntohs(address.sin_port);
 }
 
-LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const std::vector<std::string>& args,
-                                  int nproc, std::chrono::seconds grace) {
+LocalLaunchResult run_local_ranks(const fs::path& executable, const std::vector<std::string>& args, int nproc,
+                                  std::chrono::seconds grace) {
   if (nproc < 1) throw UserError(fmt::format("--nproc must be at least 1, got {}", nproc));
-  reset_signal_state();
-  const ScopedSignalHandler catcher(on_launcher_signal);
   const int port = free_local_port();
-  std::vector<pid_t> pids;
-  std::vector<std::unique_ptr<RankOutput>> outputs(static_cast<size_t>(nproc));  // none for rank 0
-  try {
-    for (int rank = 0; rank < nproc; ++rank)
-      pids.push_back(spawn_rank(executable, args, child_environment(rank, nproc, port),
-                                rank == 0 ? nullptr : &outputs[static_cast<size_t>(rank)]));
-  } catch (const UserError& e) {
-    stop_started_ranks(pids);
-    throw UserError(fmt::format("cannot start rank {} of {}: {}; the {} rank(s) already started were stopped",
-                                pids.size(), nproc, e.what(), pids.size()));
+  RankFolder folder;
+  // This process's stderr, for the ranks' own output (their console).
+  const Descriptor console(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10));
+  if (console.fd < 0) throw UserError(fmt::format("cannot pass stderr on to the ranks: {}", std::strerror(errno)));
+  ChildGroup ranks;
+  for (int rank = 0; rank < nproc; ++rank) {
+    const Descriptor log(::open(folder.log(rank).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    ChildSpec spec;
+    spec.args = args;
+    spec.environment = rank_environment(rank, nproc, port, folder.error_file(rank));
+    // The log first: it may have been opened as descriptor 3, which the
+    // console then replaces (the console's copy here is 10 or above).
+    if (log.fd >= 0) spec.descriptors.emplace_back(log.fd, STDERR_FILENO);
+    spec.descriptors.emplace_back(console.fd, kRankConsoleFd);
+    std::string error = log.fd < 0 ? fmt::format("cannot open {}: {}", folder.log(rank).string(), std::strerror(errno))
+                                   : std::string();
+    if (error.empty() && ranks.start(executable, spec, error)) continue;
+    // The ranks already started are stopped and reaped with the group: none
+    // is left to wait at the rendezvous for the timeout.
+    throw UserError(fmt::format("cannot start rank {} of {}: {}; the {} rank(s) already started were stopped", rank,
+                                nproc, error, rank));
   }
 
-  LocalLaunchResult result;
-  int forwarded = 0;
-  // Ranks that failed, in the order they were seen. The first starts a short
-  // wait for the others to end on their own (a rank whose input is bad exits
-  // with 2 a moment after its peers see the connection drop), then SIGTERM,
-  // then SIGKILL after the grace period.
-  std::vector<std::pair<size_t, int>> failed;  // rank, wait status
+  // When a rank fails, the others get a moment to end on their own before
+  // SIGTERM (then SIGKILL after the grace period): bad input is met by every
+  // rank at once, and each clears what it started (rank 0 its run folder);
+  // a rank whose peer is gone fails at its next collective. Not a fixed
+  // wait: the launcher returns as soon as the last rank has ended.
   constexpr auto kSettle = std::chrono::seconds(2);
   const auto never = std::chrono::steady_clock::time_point::max();
   auto terminate_at = never, kill_at = never;
-  std::vector<bool> running(pids.size(), true);
-  auto any_running = [&] { return std::find(running.begin(), running.end(), true) != running.end(); };
-  auto signal_all = [&](int signal) {
-    for (size_t r = 0; r < pids.size(); ++r)
-      if (running[r]) ::kill(pids[r], signal);
-  };
-  while (any_running()) {
-    if (const int signal = g_signal.load(); signal != 0 && forwarded == 0 && failed.empty()) {
-      signal_all(signal);
-      forwarded = signal;
+  int forwarded = 0;
+  std::vector<Failure> failed;
+  while (ranks.any_running()) {
+    if (ranks.signals_received() > 0 && forwarded == 0 && failed.empty()) {
+      forwarded = ranks.last_signal();
+      ranks.signal_running(forwarded);  // once: the ranks save a checkpoint and stop together
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now > terminate_at) {
-      signal_all(SIGTERM);
+    if (now >= terminate_at) {
+      ranks.signal_running(SIGTERM);
       terminate_at = never;
       kill_at = now + grace;
     }
-    if (now > kill_at) {
-      signal_all(SIGKILL);
+    if (now >= kill_at) {
+      ranks.signal_running(SIGKILL);
       kill_at = never;
     }
-    std::vector<std::pair<size_t, int>> ended;  // rank, wait status
-    for (size_t r = 0; r < pids.size(); ++r) {
-      int status = 0;
-      if (!running[r] || ::waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
-      running[r] = false;
-      if (outputs[r]) outputs[r]->drain();
-      ended.emplace_back(r, status);
-    }
-    // When several ended since the last look, one killed by a signal is
-    // likelier the cause than one that exited because its peer was gone.
-    std::stable_partition(ended.begin(), ended.end(), [](const auto& e) { return WIFSIGNALED(e.second); });
-    for (const auto& [r, status] : ended) {
+    for (const ChildEnd& end : ranks.wait(std::chrono::milliseconds(50))) {
       // A rank that stopped on the signal passed on to it did what it was asked.
-      const bool asked = forwarded != 0 && exit_code_of(status) == 128 + forwarded;
-      if (exit_code_of(status) == 0 || asked) continue;
+      if (end.exit_code == 0 || (forwarded != 0 && end.exit_code == 128 + forwarded)) continue;
       if (failed.empty()) terminate_at = std::chrono::steady_clock::now() + kSettle;
-      failed.emplace_back(r, status);
+      failed.push_back(Failure{end, read_rank_error(folder.error_file(static_cast<int>(end.index)))});
     }
-    if (ended.empty()) pass_on_output(outputs, std::chrono::milliseconds(50));
   }
+
+  LocalLaunchResult result;
   if (failed.empty()) {
     if (forwarded != 0) result.exit_code = 128 + forwarded;
     return result;
   }
-  // A rank that said what was wrong in one line and exited with 2 (bad
-  // input) is the one to report, rank 0 first (its line is on the terminal
-  // already); else the first that failed.
-  auto is_told = [&](const std::pair<size_t, int>& f) {
-    return exit_code_of(f.second) == 2 && (f.first == 0 || !outputs[f.first]->error_line().empty());
-  };
-  auto told = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == 0 && is_told(f); });
-  if (told == failed.end()) told = std::find_if(failed.begin(), failed.end(), is_told);
-  const auto& [rank, status] = told != failed.end() ? *told : failed.front();
-  result.failure = fmt::format("rank {} of {} {}", rank, nproc, describe_end(status));
-  result.exit_code = exit_code_of(status);
-  if (outputs[rank]) result.rank_error = outputs[rank]->error_line();
-  result.told = told != failed.end();
+  // The rank to report: one that told its bad input in one line, rank 0
+  // first; else the first that failed for a reason of its own; else the
+  // first.
+  auto pick = std::find_if(failed.begin(), failed.end(),
+                           [](const Failure& f) { return f.told() && f.end.index == 0; });
+  if (pick == failed.end()) pick = std::find_if(failed.begin(), failed.end(), [](const Failure& f) { return f.told(); });
+  if (pick == failed.end())
+    pick = std::find_if(failed.begin(), failed.end(), [](const Failure& f) { return !f.consequence(); });
+  if (pick == failed.end()) pick = failed.begin();
+  result.failure = fmt::format("rank {} of {} {}", pick->end.index, nproc, pick->end.how);
+  result.exit_code = pick->end.exit_code;
+  result.told = pick->told();
+  if (pick->error) result.rank_error = without_prefix(pick->error->line);
+  if (!result.told) {
+    folder.keep();
+    result.logs = folder.path();
+  }
   return result;
 }
 

@@ -9,18 +9,21 @@
 // stop together).
 //
 // When a rank fails (exits non-zero, or is killed by a signal the launcher
-// did not forward), the launcher stops the others (SIGTERM after a moment for
-// them to end on their own; SIGKILL after the grace period) and reports that
-// rank in one line.
+// did not forward), the launcher gives the others a moment to end on their
+// own, then stops them (SIGTERM; SIGKILL after the grace period) and reports
+// one rank in one line: the one that failed for a reason of its own, not
+// one that only lost its peer.
 //
-// Bad input is found by every rank at once, so it would be told once per rank
-// and, by a rank whose peer has gone, as a broken connection: rank 0 writes
-// to this process's stderr, the others through a pipe that passes their
-// output on but keeps their "mtbert: error:" line. A rank that exits with 2
-// (a user error, already told in one line) is the failure to report, rank 0
-// first, and its code is the launcher's; the other ranks' kept error lines
-// are dropped (rank 0's own, about a peer that stopped, reaches the terminal
-// when only another rank met the bad input).
+// Each rank's stderr (descriptor 2) is its log file, so that what its
+// libraries print there (Gloo's INFO lines on newer LibTorch, LibTorch's
+// warnings) stays out of the terminal; mtbert's own output reaches the
+// terminal on another descriptor, and a failing rank leaves its error line
+// in its error file (dist/rank_files.h), where the launcher reads it. Bad
+// input is found by every rank at once: a rank that exits with 2 (a user
+// error, said in one line) is the failure to report, rank 0 first, with its
+// line and code; the others' lines are dropped. The logs and error files
+// live in MTBERT_RANK_LOGS when set (kept), else in a temporary folder,
+// removed unless a rank failed in a way its one line does not tell.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -32,10 +35,12 @@ struct LocalLaunchResult {
   int exit_code = 0;   // 0, the forwarded signal's 128 + N, or the failed rank's code
   std::string failure;  // "rank 1 of 2 was killed by signal 9 (Killed)"; empty when none failed
   // The failed rank's own error line (without "mtbert: error: "), when it
-  // wrote one through the pipe; rank 0's went to stderr already.
+  // left one.
   std::string rank_error;
-  // The failed rank exited with 2 and its one line is told: nothing to add.
+  // The failed rank exited with 2 and left its one line: nothing to add.
   bool told = false;
+  // The folder of the ranks' logs, kept for a failure that is not told.
+  std::filesystem::path logs;
 };
 
 LocalLaunchResult run_local_ranks(const std::filesystem::path& executable, const std::vector<std::string>& args,

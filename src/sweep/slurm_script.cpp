@@ -17,22 +17,20 @@ std::string quoted_words(const std::vector<std::string>& words) {
   return fmt::format("{}", fmt::join(quoted, " "));
 }
 
-// The tail of every task: the same decision as mtbert sweep's, made when the
-// task starts. What to do with a folder without checkpoints/last is left to
-// `mtbert train --out`: it starts a new run, starts again one that stopped
-// before its first checkpoint (keeping train.log), and refuses one whose
+// The tail of every task: the decision mtbert sweep makes, made by mtbert
+// itself (`mtbert status`) when the task starts. What to do with a folder
+// without checkpoints/last is left to `mtbert train --out`: it starts a new
+// run, starts again one that stopped before its first checkpoint (keeping
+// train.log), and refuses one that another process trains or whose
 // checkpoints/last was removed by hand (its best checkpoint is kept).
 constexpr const char* kTaskBody = R"BASH(
-summary="$run/summary.json"
-if [[ -f $summary ]] && grep -Eq '"status": "(finished|early_stopped)"' "$summary"; then
-  echo "$run is finished: nothing to do"
-  exit 0
-fi
-if [[ -d $run/checkpoints/last || -d $run/checkpoints/last.old ]]; then
-  args=(train --resume "$run")
-else
-  args=("${start[@]}")
-fi
+state=$("$mtbert" status "$run")
+read -r status action _ <<<"$state"
+case "$action" in
+  skip) echo "$run is $status: nothing to do"; exit 0 ;;
+  resume) args=(train --resume "$run") ;;
+  *) args=("${start[@]}") ;;
+esac
 mkdir -p "$run"
 echo "=== $(date '+%Y-%m-%d %H:%M:%S') slurm job ${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID} on $(hostname): $mtbert ${args[*]}" >>"$run/train.log"
 exec "${launch[@]}" "$mtbert" "${args[@]}" --threads "${SLURM_CPUS_PER_TASK:-0}" --no-progress >>"$run/train.log" 2>&1

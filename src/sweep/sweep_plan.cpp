@@ -8,37 +8,18 @@
 #include "config/resolved_diff.h"
 #include "core/input_file.h"
 #include "core/limits.h"
-#include "core/remove_tree.h"
-#include "core/user_error.h"
 #include "train/run_directory.h"
 
 namespace mtbert {
 
 namespace fs = std::filesystem;
 
-const char* sweep_action_name(SweepAction action) {
+const char* sweep_action_name(RunAction action) {
   switch (action) {
-    case SweepAction::skip: return "skip";
-    case SweepAction::wait: return "leave (running)";
-    case SweepAction::keep: return "leave (no last)";
-    case SweepAction::resume: return "resume";
-    case SweepAction::restart: return "restart";
-    case SweepAction::start: return "start";
+    case RunAction::wait: return "leave (running)";
+    case RunAction::keep: return "leave (no last)";
+    default: return run_action_name(action);
   }
-  return "?";
-}
-
-SweepAction action_for(RunStatus status) {
-  switch (status) {
-    case RunStatus::finished:
-    case RunStatus::early_stopped: return SweepAction::skip;
-    case RunStatus::running: return SweepAction::wait;
-    case RunStatus::interrupted: return SweepAction::resume;
-    case RunStatus::failed: return SweepAction::restart;
-    case RunStatus::unresumable: return SweepAction::keep;
-    case RunStatus::missing: break;
-  }
-  return SweepAction::start;
 }
 
 std::vector<std::string> start_arguments(const SweepRun& run, const std::vector<fs::path>& overlays) {
@@ -54,16 +35,6 @@ std::vector<std::string> start_arguments(const SweepRun& run, const std::vector<
 }
 
 std::vector<std::string> resume_arguments(const SweepRun& run) { return {"train", "--resume", run.folder.string()}; }
-
-void clear_for_restart(const fs::path& folder) {
-  const RunDirectory run(folder);
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    if (entry.path() == run.train_log()) continue;
-    remove_tree(entry.path(), ec);
-    if (ec) throw UserError(fmt::format("cannot clear {} to restart it: {}", entry.path().string(), ec.message()));
-  }
-}
 
 std::optional<std::string> resolved_config_change(const fs::path& folder, const std::string& resolved) {
   const RunDirectory run(folder);

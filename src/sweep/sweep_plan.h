@@ -1,6 +1,6 @@
 #pragma once
-// What a sweep does with each of its runs, from the run folder's status, and
-// the `mtbert train` command lines that do it: the same commands whether the
+// The `mtbert train` command lines that do what a sweep does with each of its
+// runs (train/run_status.h decides what: run_action), the same whether the
 // sweep runs them here (sweep_jobs.h) or a cluster does (slurm_script.h).
 #include <filesystem>
 #include <optional>
@@ -12,26 +12,14 @@
 
 namespace mtbert {
 
-enum class SweepAction {
-  skip,     // finished or early-stopped: nothing to do
-  wait,     // another process trains it now: left alone
-  keep,     // cannot be resumed, and its best checkpoint is worth keeping: left alone
-  resume,   // interrupted: mtbert train --resume
-  restart,  // failed before its first checkpoint: cleared (train.log kept) and started again
-  start,    // missing: mtbert train
-};
-
-const char* sweep_action_name(SweepAction action);
-SweepAction action_for(RunStatus status);
+// How a sweep's listing names an action.
+const char* sweep_action_name(RunAction action);
 
 // `train EXPERIMENT --overlay O... OVERRIDES... --out FOLDER`: a new run.
 std::vector<std::string> start_arguments(const SweepRun& run, const std::vector<std::filesystem::path>& overlays);
-// `train --resume FOLDER`.
+// `train --resume FOLDER`. A run to restart gets start_arguments: `train
+// --out` clears what its failed attempt left.
 std::vector<std::string> resume_arguments(const SweepRun& run);
-
-// Empties the folder of a run that failed before its first checkpoint, all
-// but train.log (which keeps the failed attempt's output).
-void clear_for_restart(const std::filesystem::path& folder);
 
 // When `folder` holds a config.resolved.yaml that differs from `resolved`
 // (what the sweep would write now), the first differing line of each; a run

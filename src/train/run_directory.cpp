@@ -26,9 +26,15 @@ void RunDirectory::create() const {
 void RunDirectory::discard_unstarted(bool remove_root) const {
   std::error_code ec;
   if (!fs::is_directory(root_, ec)) return;
-  for (const auto& entry : fs::directory_iterator(root_, ec))
-    if (entry.path() != train_log()) remove_tree(entry.path(), ec);
-  if (remove_root && fs::is_empty(root_, ec)) fs::remove(root_, ec);
+  bool others = false;  // than run.lock
+  for (const auto& entry : fs::directory_iterator(root_, ec)) {
+    if (entry.path() == lock_file()) continue;
+    if (entry.path() == train_log()) others = true;
+    else remove_tree(entry.path(), ec);
+  }
+  if (!remove_root || others) return;
+  fs::remove(lock_file(), ec);
+  fs::remove(root_, ec);
 }
 
 bool RunDirectory::has_checkpoint(const std::string& name) const {

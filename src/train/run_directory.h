@@ -10,8 +10,8 @@
 //   checkpoints/best/          model.safetensors, state.json: the best dev score so far
 //   predictions/<task>-<split>-output.csv   CS224N leaderboard layout
 //   train.log                  the run's output, when a sweep (or a cluster job) runs it
-//
-// While a process trains in the folder it holds a lock on it (train/run_lock.h).
+//   run.lock                   empty; while a process trains in the folder it holds a lock on it
+//                              (train/run_lock.h)
 //
 // Every file is written atomically, and a checkpoint folder is replaced as a
 // whole, so an interruption at any moment leaves the previous one usable.
@@ -43,14 +43,17 @@ class RunDirectory {
   // Written by whoever starts the run in the background (mtbert sweep, a Slurm
   // job), so it may exist before anything else does.
   std::filesystem::path train_log() const { return root_ / "train.log"; }
+  // The file the run's lock is taken on (train/run_lock.h): made by the first
+  // lock, kept as long as the folder is (a new file would be a new lock).
+  std::filesystem::path lock_file() const { return root_ / "run.lock"; }
 
   // Creates the folder and its subfolders.
   void create() const;
 
   // Undoes a run that failed before its first checkpoint (a bad data row, a
-  // missing file): removes everything but train.log, and the folder itself
-  // when `remove_root` and nothing is left, so that rerunning the same
-  // command after the fix starts afresh.
+  // missing file): removes everything but train.log and run.lock, and the
+  // folder itself (run.lock with it) when `remove_root` and nothing else is
+  // left, so that rerunning the same command after the fix starts afresh.
   void discard_unstarted(bool remove_root) const;
 
   // Whether checkpoint `name` exists (also when only its previous copy

@@ -4,7 +4,8 @@
 # PCGrad, gradient accumulation); the three launch paths (--nproc, torchrun,
 # srun-style variables) train the same run; an interrupted 2-rank run resumes
 # exactly; a rank that dies ends the others with one line and exit != 0;
-# malformed launcher variables are one line and exit 2.
+# the ranks' library chatter stays out of the terminal; malformed launcher
+# variables are one line and exit 2.
 set -euo pipefail
 
 bin="${MTBERT_BINARY:?MTBERT_BINARY must name the mtbert executable}"
@@ -173,6 +174,36 @@ expect_error_after_logs "--nproc: a max_length beyond the positions is one line,
   "tasks.sst.max_length is 1000 but the model has only" -- \
   train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.max_length=1000 --nproc 2 --out "$dir/badn"
 check "  ... leaving no run folder" test ! -e "$dir/badn"
+
+# Library chatter (Gloo's "INFO Rank 1 is connected" lines on newer LibTorch)
+# stays out of the terminal: each rank's stderr is its log file. Debian 12's
+# LibTorch prints none, so a stand-in prints one where Gloo does, on connect.
+cat >"$dir/chatter.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+int connect(int fd, const struct sockaddr* address, socklen_t length) {
+  int (*real)(int, const struct sockaddr*, socklen_t) = dlsym(RTLD_NEXT, "connect");
+  if (getenv("RANK")) dprintf(2, "[./gloo/transport/tcp/context.cc:243] INFO Rank %s is connected to 1 peer ranks\n", getenv("RANK"));
+  return real(fd, address, length);
+}
+C
+if "${CC:-cc}" -shared -fPIC -o "$dir/chatter.so" "$dir/chatter.c" -ldl 2>"$dir/chatter.cc.log"; then
+  LD_PRELOAD="$dir/chatter.so" expect_error_after_logs "--nproc: a rank's library chatter stays out of a bad input's one line" \
+    "tasks.sst.max_length is 1000 but the model has only" -- \
+    train experiments/quickstart.yaml "${tiny[@]}" tasks.sst.max_length=1000 --nproc 2 --out "$dir/badn"
+  LD_PRELOAD="$dir/chatter.so" MTBERT_RANK_LOGS="$dir/rank-logs" "$bin" train experiments/quickstart.yaml "${tiny[@]}" \
+    train.batch_size=4 --nproc 2 --out "$dir/quiet" --no-progress >/dev/null 2>"$dir/quiet.log" ||
+    fail "--nproc 2 with chatter: $(tail -3 "$dir/quiet.log" | tr '\n' ' ')"
+  check "--nproc: a run's library chatter stays out of the terminal" bash -c "! grep -q 'INFO Rank' '$dir/quiet.log'"
+  check "  ... while rank 0's own lines reach it" grep -q "(2 ranks x 1 threads)" "$dir/quiet.log"
+  check "  ... and each rank's log (MTBERT_RANK_LOGS) keeps it" \
+    bash -c "grep -q 'INFO Rank 0 is connected' '$dir/rank-logs/rank0.log' && grep -q 'INFO Rank 1' '$dir/rank-logs/rank1.log'"
+else
+  skip_part "library chatter (no C compiler to build the stand-in: $(head -1 "$dir/chatter.cc.log"))"
+fi
 
 RANK=one WORLD_SIZE=2 expect_error "a malformed RANK is one line" 'RANK="one" is not a whole number' -- \
   train experiments/quickstart.yaml --out "$dir/bad"

@@ -1,6 +1,7 @@
 // The Slurm array script, run by bash as Slurm would (SLURM_ARRAY_TASK_ID set)
-// with a stand-in for mtbert that records its arguments: each task skips,
-// resumes or starts its run as the run folder says.
+// with a stand-in for mtbert that records its arguments (and passes `status`
+// on to the real mtbert, whom the script asks): each task skips, resumes or
+// starts its run as the run folder says.
 #include "sweep/slurm_script.h"
 
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
@@ -30,7 +32,9 @@ struct Fixture {
   fs::path script;
 
   explicit Fixture(int nodes = 1, int gpus_per_run = 0) {
-    const auto fake = dir.write("fake-mtbert", "#!/bin/bash\necho \"$*\" >> \"$(dirname \"$0\")/calls\"\n");
+    const auto fake = dir.write("fake-mtbert", "#!/bin/bash\nif [[ $1 == status ]]; then exec " +
+                                                   mtbert::shell_quoted(mtbert::test::mtbert_binary().string()) +
+                                                   " \"$@\"; fi\necho \"$*\" >> \"$(dirname \"$0\")/calls\"\n");
     fs::permissions(fake, fs::perms::owner_all);
     fs::create_directories(dir / "sweeps");
     const auto spec = mtbert::load_sweep(
@@ -92,10 +96,13 @@ TEST_CASE("an array task starts, resumes, restarts or skips its run", "[slurm_sc
   std::ofstream(run / "summary.json") << R"({"status": "interrupted"})";
   CHECK(f.run_task(1) == "train --resume runs/t/b-seed7 --threads 4 --no-progress\n");
 
-  // Finished: nothing to do.
+  // Finished: nothing to do, however summary.json is laid out.
   std::ofstream(run / "summary.json") << "{\n  \"status\": \"finished\"\n}\n";
   CHECK(f.run_task(1).empty());
   CHECK(read(f.dir / "out").find("is finished") != std::string::npos);
+  std::ofstream(run / "summary.json") << R"({"status":"early_stopped"})";
+  CHECK(f.run_task(1).empty());
+  CHECK(read(f.dir / "out").find("is early_stopped") != std::string::npos);
 
   // Failed before its first checkpoint: started again with `train --out`,
   // which clears the folder itself, keeping train.log (or refuses one whose

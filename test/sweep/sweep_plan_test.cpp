@@ -1,14 +1,14 @@
-// What a sweep does with a run in each state, and the train commands it uses.
+// How a sweep names what it does with a run, and the train commands it uses.
 #include "sweep/sweep_plan.h"
 
 #include <fstream>
+#include <string>
 
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
-using mtbert::RunStatus;
-using mtbert::SweepAction;
+using mtbert::RunAction;
 
 namespace {
 
@@ -24,14 +24,10 @@ mtbert::SweepRun sample_run() {
 
 }  // namespace
 
-TEST_CASE("each status has its action", "[sweep_plan]") {
-  CHECK(mtbert::action_for(RunStatus::missing) == SweepAction::start);
-  CHECK(mtbert::action_for(RunStatus::failed) == SweepAction::restart);
-  CHECK(mtbert::action_for(RunStatus::interrupted) == SweepAction::resume);
-  CHECK(mtbert::action_for(RunStatus::running) == SweepAction::wait);
-  CHECK(mtbert::action_for(RunStatus::unresumable) == SweepAction::keep);
-  CHECK(mtbert::action_for(RunStatus::finished) == SweepAction::skip);
-  CHECK(mtbert::action_for(RunStatus::early_stopped) == SweepAction::skip);
+TEST_CASE("a sweep's listing names each action", "[sweep_plan]") {
+  CHECK(std::string(mtbert::sweep_action_name(RunAction::wait)) == "leave (running)");
+  CHECK(std::string(mtbert::sweep_action_name(RunAction::keep)) == "leave (no last)");
+  CHECK(std::string(mtbert::sweep_action_name(RunAction::restart)) == "restart");
 }
 
 TEST_CASE("train command lines: a new run with overlays and overrides, or a resume", "[sweep_plan]") {
@@ -41,17 +37,6 @@ TEST_CASE("train command lines: a new run with overlays and overrides, or a resu
                                  "--overlay", "more.yaml", "train.epochs=1", "train.lr=2e-5", "seed=1",
                                  "name=smart-lr2e-05-seed1", "--out", "runs/t/smart-lr2e-05-seed1"});
   CHECK(mtbert::resume_arguments(run) == std::vector<std::string>{"train", "--resume", "runs/t/smart-lr2e-05-seed1"});
-}
-
-TEST_CASE("a restart clears the folder but keeps its log", "[sweep_plan]") {
-  mtbert::test::TempDir dir;
-  fs::create_directories(dir / "run" / "tokenizer");
-  std::ofstream(dir / "run" / "config.resolved.yaml") << "x";
-  std::ofstream(dir / "run" / "train.log") << "first attempt\n";
-  mtbert::clear_for_restart(dir / "run");
-  std::vector<std::string> left;
-  for (const auto& entry : fs::directory_iterator(dir / "run")) left.push_back(entry.path().filename().string());
-  CHECK(left == std::vector<std::string>{"train.log"});
 }
 
 TEST_CASE("a changed config is reported with the key path of the first difference", "[sweep_plan]") {

@@ -1,6 +1,7 @@
 // The run lock: held while training, probed by sweeps, gone with its holder.
 #include "train/run_lock.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,4 +124,24 @@ TEST_CASE("the lock of a process that ended is released", "[run_lock]") {
   CHECK_FALSE(mtbert::run_is_locked(dir.path()));
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+TEST_CASE("a probe never takes the lock, nor writes into the folder", "[run_lock]") {
+  mtbert::test::TempDir dir;
+  // Nothing has locked the folder yet: the probe leaves it as it is.
+  CHECK_FALSE(mtbert::run_is_locked(dir.path()));
+  CHECK(std::filesystem::is_empty(dir.path()));
+  { const mtbert::RunLock first(dir.path()); }
+  // Another process probes without pause while this one takes and releases
+  // the lock: with a probe that took the lock for a moment, some of these
+  // would find it taken.
+  const pid_t prober = ::fork();
+  if (prober == 0) {
+    for (;;) (void)mtbert::run_is_locked(dir.path());
+  }
+  int refused = 0;
+  for (int i = 0; i < 3000; ++i) refused += mtbert::RunLock::try_lock(dir.path()).has_value() ? 0 : 1;
+  ::kill(prober, SIGKILL);
+  ::waitpid(prober, nullptr, 0);
+  CHECK(refused == 0);
 }

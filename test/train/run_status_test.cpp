@@ -1,15 +1,21 @@
-// Run status from the folder alone, on folders made by hand in each state.
+// Run status from the folder alone, on folders made by hand in each state, and
+// what may be done with each.
 #include "train/run_status.h"
 
 #include <fstream>
+#include <set>
+#include <string>
 
+#include "core/user_error.h"
 #include "support/lock_held_elsewhere.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "train/run_lock.h"
 
 namespace fs = std::filesystem;
+using mtbert::RunAction;
 using mtbert::RunStatus;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
@@ -28,6 +34,7 @@ TEST_CASE("missing, failed, interrupted, unresumable, finished and early-stopped
   fs::create_directories(dir / "empty");
   CHECK(status_of(dir / "empty") == RunStatus::missing);
   write(dir / "log-only" / "train.log", "=== started\n");
+  write(dir / "log-only" / "run.lock", "");
   CHECK(status_of(dir / "log-only") == RunStatus::missing);
 
   // Stopped before its first checkpoint: a config and a "running" summary.
@@ -96,4 +103,57 @@ TEST_CASE("tags come from summary.json, or from the config of a run without them
   write(dir / "b" / "summary.json", R"({"status": "running", "name": "b"})");
   CHECK(mtbert::inspect_run(dir / "b").tags == std::vector<std::string>{"smoke"});
   CHECK(mtbert::inspect_run(dir / "absent").tags.empty());
+}
+
+TEST_CASE("each status has its action", "[run_status]") {
+  CHECK(mtbert::run_action(RunStatus::missing) == RunAction::start);
+  CHECK(mtbert::run_action(RunStatus::failed) == RunAction::restart);
+  CHECK(mtbert::run_action(RunStatus::interrupted) == RunAction::resume);
+  CHECK(mtbert::run_action(RunStatus::running) == RunAction::wait);
+  CHECK(mtbert::run_action(RunStatus::unresumable) == RunAction::keep);
+  CHECK(mtbert::run_action(RunStatus::finished) == RunAction::skip);
+  CHECK(mtbert::run_action(RunStatus::early_stopped) == RunAction::skip);
+  CHECK(std::string(mtbert::run_action_name(RunAction::restart)) == "restart");
+}
+
+TEST_CASE("a new run goes only where nothing is, or nothing started", "[run_status]") {
+  mtbert::test::TempDir dir;
+  CHECK_NOTHROW(mtbert::check_fresh_run_folder(dir / "absent", "train"));
+  // What an unstarted run leaves: its log, its lock's file, empty subfolders.
+  write(dir / "unstarted" / "train.log", "=== started\n");
+  write(dir / "unstarted" / "run.lock", "");
+  fs::create_directories(dir / "unstarted" / "checkpoints");
+  CHECK_NOTHROW(mtbert::check_fresh_run_folder(dir / "unstarted", "train"));
+  // A failed run is cleared but for its log and lock.
+  write(dir / "failed" / "config.resolved.yaml", "name: \"failed\"\n");
+  write(dir / "failed" / "train.log", "first attempt\n");
+  write(dir / "failed" / "run.lock", "");
+  fs::create_directories(dir / "failed" / "tokenizer");
+  mtbert::check_fresh_run_folder(dir / "failed", "pretrain");
+  std::set<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir / "failed")) left.insert(entry.path().filename().string());
+  CHECK(left == std::set<std::string>{"run.lock", "train.log"});
+
+  write(dir / "stopped" / "summary.json", R"({"status": "interrupted"})");
+  fs::create_directories(dir / "stopped" / "checkpoints" / "last");
+  CHECK_THROWS_WITH(mtbert::check_fresh_run_folder(dir / "stopped", "pretrain"),
+                    ContainsSubstring("continue it with mtbert pretrain --resume"));
+  write(dir / "other" / "notes.txt", "mine\n");
+  CHECK_THROWS_WITH(mtbert::check_fresh_run_folder(dir / "other", "train"),
+                    ContainsSubstring("exists and is not a run folder"));
+}
+
+TEST_CASE("only an interrupted run resumes; a finished one is returned as it is", "[run_status]") {
+  mtbert::test::TempDir dir;
+  write(dir / "stopped" / "summary.json", R"({"status": "interrupted"})");
+  fs::create_directories(dir / "stopped" / "checkpoints" / "last");
+  CHECK(mtbert::resumable_run((dir / "stopped").string(), "train").status == RunStatus::interrupted);
+  write(dir / "done" / "summary.json", R"({"status": "finished"})");
+  CHECK(mtbert::resumable_run((dir / "done").string(), "train").status == RunStatus::finished);
+  write(dir / "failed" / "config.resolved.yaml", "name: \"failed\"\n");
+  CHECK_THROWS_WITH(mtbert::resumable_run((dir / "failed").string(), "train"),
+                    ContainsSubstring("stopped before its first checkpoint"));
+  fs::create_directories(dir / "empty");
+  CHECK_THROWS_WITH(mtbert::resumable_run((dir / "empty").string(), "train"),
+                    ContainsSubstring("is not a run folder"));
 }
