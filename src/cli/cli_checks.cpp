@@ -12,7 +12,7 @@
 #include "core/limits.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
-#include "text/utf8_check.h"
+#include "core/utf8_check.h"
 
 namespace mtbert::cli {
 
@@ -108,8 +108,7 @@ void check_output_spares_inputs(const std::string& option, const std::filesystem
 CLI::Validator utf8_text() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        const std::size_t bad = invalid_utf8_offset(text);
-        return bad == std::string::npos ? "" : fmt::format("not valid UTF-8 (byte {} of the text)", bad + 1);
+        return utf8_problem(text, "the text").value_or("");
       },
       "TEXT");
 }

@@ -154,7 +154,7 @@ expect_error_after_logs "a corpus line that is not UTF-8 is named" "latin1.txt:2
   -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/latin1.txt]" "corpus.tasks=[]" corpus.experiment=null \
   corpus.cache_dir="$dir/cache3" --out "$dir/bad"
 check "  ... leaving no run folder and no token cache" bash -c "[[ ! -e '$dir/bad' ]] && ! ls '$dir/cache3' 2>/dev/null | grep -q ."
-expect_error "fill-mask --text that is not UTF-8" "not valid UTF-8 (byte 5 of the text)" \
+expect_error "fill-mask --text that is not UTF-8" "--text: invalid UTF-8 at byte 5 of the text" \
   -- fill-mask --model "$dir/run/model" --text $'the \xff [MASK]'
 expect_error_after_logs "a missing corpus file" "absent.txt: no such file" \
   -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/absent.txt]" --out "$dir/bad"
