@@ -1,5 +1,7 @@
 #include "config/pretrain_config.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "config/config_reader.h"
@@ -15,11 +17,17 @@ namespace {
 void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
   ConfigReader r(root);
   ConfigReader model = r.section("model");
-  check_model_section(model, c.model, c.source);
+  check_model_section(model, c.model);
   model.check(!c.model.freeze_encoder, "freeze_encoder", "pretraining trains the encoder: remove freeze_encoder");
   model.check(!c.model.add_pooler, "add_pooler", "pretraining trains no pooler (MLM only): remove add_pooler");
   model.section("pals").check(c.model.pals.kind == PalKind::none, "kind",
                               "PALs are task adapters: pretraining has no tasks (remove model.pals)");
+  const TokenizerConfig& tokenizer = c.model.tokenizer;
+  model.section("tokenizer")
+      .check(tokenizer.kind != TokenizerKind::sentencepiece ||
+                 std::find(tokenizer.train_from.begin(), tokenizer.train_from.end(), "tasks") ==
+                     tokenizer.train_from.end(),
+             "train_from", "[tasks] is for experiments; give the text files to train SentencePiece on");
   ConfigReader corpus = r.section("corpus");
   corpus.check(!c.corpus.files.empty() || !c.corpus.tasks.empty(), "files",
                "the corpus is empty: give files (plain text) and/or tasks (with experiment)");
