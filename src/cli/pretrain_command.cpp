@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/path_checks.h"
 #include "cli/run_folders.h"
+#include "cli/run_inputs.h"
 #include "cli/run_ranks.h"
 #include "config/pretrain_config.h"
 #include "core/runtime.h"
@@ -68,6 +69,7 @@ PretrainConfig load_given_config(const RunArgs& args, const ConfigArguments& giv
                                                std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
   if (args.threads >= 0) config.threads = args.threads;
   check_device_available(config.device);  // before the run folder, tokenizer or corpus
+  check_run_inputs(given.path, config.model.pretrained, first_missing_input(config));
   return config;
 }
 

@@ -8,6 +8,7 @@
 #include "config/config_extends.h"
 #include "config/config_overrides.h"
 #include "config/env_expansion.h"
+#include "config/model_inputs.h"
 #include "config/schema_visitors.h"
 #include "config/yaml_merge.h"
 #include "core/did_you_mean.h"
@@ -129,16 +130,13 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 }
 
 std::optional<std::string> first_missing_input(const ExperimentConfig& config) {
-  std::vector<std::pair<std::string, std::string>> inputs = {{"model.pretrained", config.model.pretrained}};
+  std::vector<std::pair<std::string, std::string>> inputs = model_inputs(config.model);
   for (const auto& task : config.tasks) {
     inputs.emplace_back(fmt::format("tasks.{}.train", task.name), task.train);
     inputs.emplace_back(fmt::format("tasks.{}.dev", task.name), task.dev);
     inputs.emplace_back(fmt::format("tasks.{}.test", task.name), task.test);
   }
-  std::error_code ec;
-  for (const auto& [key, path] : inputs)
-    if (!path.empty() && !std::filesystem::exists(path, ec)) return fmt::format("{}: {}", key, path);
-  return std::nullopt;
+  return first_missing(inputs);
 }
 
 void check_model_section(ConfigReader r, const ModelSection& m) {

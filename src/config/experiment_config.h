@@ -465,8 +465,9 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
                                  const std::vector<std::filesystem::path>& overlays);
 
 // The first file a new run of `config` reads that does not exist, as "key:
-// path" (relative paths from the current folder): model.pretrained, then each
-// task's train, dev and test; none when all do.
+// path" (relative paths from the current folder): the model section's files
+// (config/model_inputs.h), then each task's train, dev and test; none when
+// all do.
 std::optional<std::string> first_missing_input(const ExperimentConfig& config);
 
 // The rules across model.* keys (model.config's values together, tokenizer

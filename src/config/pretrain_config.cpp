@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "config/config_reader.h"
+#include "config/model_inputs.h"
 #include "config/schema_visitors.h"
 #include "core/user_error.h"
 
@@ -78,6 +79,24 @@ std::string resolved_yaml(const PretrainConfig& config) {
   return "# Every key of this pretraining run with its value, defaults included (see "
          "experiments/pretrain/base.yaml).\n" +
          writer.yaml();
+}
+
+std::optional<std::string> first_missing_input(const PretrainConfig& config) {
+  std::vector<std::pair<std::string, std::string>> inputs = model_inputs(config.model);
+  const CorpusConfig& corpus = config.corpus;
+  for (const auto& file : corpus.files) inputs.emplace_back("corpus.files", file);
+  if (!corpus.tasks.empty()) {
+    inputs.emplace_back("corpus.experiment", corpus.experiment);
+    if (auto missing = first_missing(inputs)) return missing;
+    // The experiment names the tasks' files (a task it lacks is the
+    // pretrainer's error, which lists its tasks).
+    const ExperimentConfig experiment = load_experiment(corpus.experiment);
+    for (const auto& task : experiment.tasks)
+      if (std::find(corpus.tasks.begin(), corpus.tasks.end(), task.name) != corpus.tasks.end())
+        inputs.emplace_back(fmt::format("tasks.{}.train of {}", task.name, corpus.experiment),
+                            task.train);
+  }
+  return first_missing(inputs);
 }
 
 std::vector<std::string> pretrain_keys() {
