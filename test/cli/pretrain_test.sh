@@ -195,9 +195,13 @@ expect_error "train given a pretraining config says so" "is a pretraining config
   train "$dir/tiny.yaml" --out "$dir/bad"
 cp -r "$dir/run/model" "$dir/model-copy"
 expect_error_after_logs "encode --output over a file of its model folder is refused" \
-  "would overwrite a file of $dir/model-copy, which this command reads" -- \
+  "would write inside $dir/model-copy, which this command reads" -- \
   encode --model "$dir/model-copy" --text "the film" --output "$dir/model-copy/model.safetensors"
 check "  ... leaving the folder as it was" cmp -s "$dir/run/model/model.safetensors" "$dir/model-copy/model.safetensors"
+expect_error_after_logs "encode --output of a new name inside its model folder is refused too" \
+  "--output $dir/model-copy/embeddings.pt would write inside $dir/model-copy, which this command reads" -- \
+  encode --model "$dir/model-copy" --text "the film" --output "$dir/model-copy/embeddings.pt"
+check "  ... writing nothing there" test ! -e "$dir/model-copy/embeddings.pt"
 expect_error "fill-mask without a mask" "holds no \[MASK\] token" \
   -- fill-mask --model "$dir/run/model" --text "no mask here"
 expect_error "fill-mask with the mask cut off with the text's end" "its \[MASK\] lies past the model's 64 positions" \
