@@ -159,7 +159,7 @@ std::string section_tables(const std::vector<KeyRow>& rows, const std::string& r
     out += section.empty() ? fmt::format("### {}: top level\n\n", root) : fmt::format("### `{}`\n\n", section);
     out += "| key | type | default | allowed | meaning |\n| --- | --- | --- | --- | --- |\n";
     for (const KeyRow* row : by_section[section])
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", code(row->path), row->type, cell(row->fallback),
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", code(row->path), cell(row->type), cell(row->fallback),
                          row->allowed.empty() ? "" : cell(row->allowed), cell(row->meaning));
     out += "\n";
   }

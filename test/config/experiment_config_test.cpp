@@ -178,8 +178,8 @@ TEST_CASE("model.config keeps HuggingFace keys as JSON and checks the keys and t
   CHECK_THAT(error_of(dir, std::string(kMinimal), {"model.config.pos_att_type={c2p: 1}"}),
              StartsWith("command line: model.config.pos_att_type: expected a list of strings"));
   // HuggingFace's "p2c|c2p" string is kept as written, for the encoder to read.
-  CHECK(mtbert::load_experiment(dir.write("terms.yaml", std::string(kMinimal) + "model: {config: {pos_att_type: "
-                                                                                 "\"p2c|c2p\"}}\n"))
+  CHECK(mtbert::load_experiment(dir.write("terms.yaml", std::string(kMinimal) + "model: {pretrained: m, config: "
+                                                                                 "{pos_att_type: \"p2c|c2p\"}}\n"))
             .model.config["pos_att_type"] == "p2c|c2p");
   // A key the encoder does not read is named where it was written, with the
   // key it was probably meant to be.
@@ -355,7 +355,8 @@ TEST_CASE("rules across keys", "[experiment_config]") {
              EndsWith("x.yaml:5: tasks.sst.combine: cosine gives one similarity score and cannot predict 5 classes; "
                       "use concat"));
   CHECK_NOTHROW(mtbert::load_experiment(
-      dir.write("cosine.yaml", "tasks: {sts: {train: a.csv, pair_mode: siamese, combine: cosine}}\n")));
+      dir.write("cosine.yaml", "tasks: {sts: {train: a.csv, pair_mode: siamese, combine: cosine}}\n"
+                                 "model: {pretrained: p}\n")));
   CHECK_THAT(error_of(dir, std::string(kMinimal) +
                                "model: {pretrained: p, freeze_encoder: true}\n"
                                "train: {pcgrad: {enabled: true}, sampler: {kind: mixed}}\n"),
