@@ -12,7 +12,7 @@
 #include "core/limits.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
-#include "text/utf8_check.h"
+#include "core/utf8_check.h"
 
 namespace mtbert::cli {
 
@@ -77,39 +77,44 @@ CLI::Validator folder_or_absent() {
       "FOLDER");
 }
 
+namespace {
+
+// `path` absolute, its links resolved as far as it exists, without a
+// trailing separator: two spellings of one place compare equal, and a path
+// inside a folder starts with the folder's elements.
+std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (p.filename().empty()) p = p.parent_path();
+  return p;
+}
+
+}  // namespace
+
 void check_output_spares_inputs(const std::string& option, const std::filesystem::path& output,
                                 const std::vector<std::filesystem::path>& inputs) {
   namespace fs = std::filesystem;
-  // The files of model and run folders that mtbert reads back (a name like
-  // these inside such a folder is never an output of encode or attention).
-  static const std::vector<std::string> kFolderFiles = {
-      "config.json", "model.safetensors", "vocab.txt", "spm.model", "tokenizer_config.json",
-      "special_tokens_map.json", "config.resolved.yaml", "model_config.json", "summary.json", "metrics.jsonl",
-      "state.json", "optimizer.pt", "rng.safetensors"};
+  // One rule for every command that writes: never over a file it reads, nor
+  // inside a folder it reads (a model folder, a checkpoint), whatever the
+  // name written and whether or not it exists yet.
   std::error_code ec;
-  if (!fs::exists(output, ec)) return;
-  const fs::path written = fs::weakly_canonical(output, ec);
-  const bool folder_file =
-      std::find(kFolderFiles.begin(), kFolderFiles.end(), output.filename().string()) != kFolderFiles.end();
+  const fs::path written = resolved(output);
   for (const auto& input : inputs) {
-    if (input.empty()) continue;
-    const bool same = fs::equivalent(output, input, ec);
-    bool inside = false;
-    if (!same && folder_file && fs::is_directory(input, ec)) {
-      const fs::path folder = fs::weakly_canonical(input, ec);
-      inside = std::mismatch(folder.begin(), folder.end(), written.begin(), written.end()).first == folder.end();
-    }
+    if (input.empty() || !fs::exists(input, ec)) continue;
+    const fs::path read = resolved(input);
+    const bool same = written == read || fs::equivalent(output, input, ec);
+    const bool inside = !same && fs::is_directory(read, ec) &&
+                        std::mismatch(read.begin(), read.end(), written.begin(), written.end()).first == read.end();
     if (same || inside)
-      throw UserError(fmt::format("{} {} would overwrite {}{}, which this command reads; write it elsewhere", option,
-                                  output.string(), inside ? "a file of " : "", input.string()));
+      throw UserError(fmt::format("{} {} would {} {}, which this command reads; write it elsewhere", option,
+                                  output.string(), inside ? "write inside" : "overwrite", input.string()));
   }
 }
 
 CLI::Validator utf8_text() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        const std::size_t bad = invalid_utf8_offset(text);
-        return bad == std::string::npos ? "" : fmt::format("not valid UTF-8 (byte {} of the text)", bad + 1);
+        return utf8_problem(text, "the text").value_or("");
       },
       "TEXT");
 }

@@ -22,8 +22,9 @@ CLI::Validator non_negative_number();
 // a path that names something else, such as a file, is refused.
 CLI::Validator folder_or_absent();
 
-// An output file must not replace what the command reads: one of `inputs`
-// (files, or folders whose files it reads). UserError naming `option`.
+// The output rule of every command that writes: an output (a file, or a
+// folder of outputs) is none of `inputs` (files, or folders whose files the
+// command reads) and lies inside none of them. UserError naming `option`.
 void check_output_spares_inputs(const std::string& option, const std::filesystem::path& output,
                                 const std::vector<std::filesystem::path>& inputs);
 

@@ -10,8 +10,10 @@
 #include "core/json_file.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
+#include "data/prediction_file.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
+#include "train/run_directory.h"
 
 namespace mtbert::cli {
 
@@ -26,6 +28,18 @@ struct EvalArgs {
   bool json = false;
   int threads = 0;
 };
+
+// What evaluating `split` of a run reads: its config, model config, tokenizer
+// and checkpoints, and the split's data files.
+std::vector<std::filesystem::path> files_read(const RunDirectory& run, const Experiment& experiment, Split split) {
+  std::vector<std::filesystem::path> read = {run.resolved_config(), run.model_config(), run.tokenizer_dir(),
+                                             run.checkpoints_dir()};
+  for (const auto& task : experiment.tasks) {
+    const std::string& data = split == Split::dev ? task.config.dev : task.config.test;
+    if (!data.empty()) read.emplace_back(path_from_run_start(data, experiment.working_directory));
+  }
+  return read;
+}
 
 void run_eval(const EvalArgs& args) {
   auto [run, experiment] = open_run(args.run_dir, args.checkpoint);
@@ -44,6 +58,10 @@ void run_eval(const EvalArgs& args) {
                                 args.split));
   const std::filesystem::path out =
       args.predictions.empty() ? run.predictions_dir() : std::filesystem::path(args.predictions);
+  const auto read = files_read(run, experiment, split);
+  check_output_spares_inputs("--predictions", out, read);
+  for (const auto& task : evaluation.tasks)
+    check_output_spares_inputs("--predictions", out / prediction_file_name(task.task, split_name(split)), read);
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   write_predictions(experiment, evaluation, out);

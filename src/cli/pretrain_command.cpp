@@ -8,6 +8,7 @@
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/path_checks.h"
+#include "cli/run_inputs.h"
 #include "cli/run_job.h"
 #include "config/pretrain_config.h"
 #include "core/runtime.h"
@@ -34,6 +35,7 @@ struct MaskedLmPretraining {
                                                  std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
     if (args.threads >= 0) config.threads = args.threads;
     check_device_available(config.device);  // before the run folder, tokenizer or corpus
+    check_run_inputs(given.path, config.model.pretrained, first_missing_input(config));
     return config;
   }
   static Config load_resolved(const fs::path& file) { return load_pretrain_config(file); }

@@ -14,10 +14,10 @@
 #include "cli/commands.h"
 #include "core/json_file.h"
 #include "core/user_error.h"
+#include "core/utf8_check.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/sequence_encoder.h"
 #include "text/tokenizer.h"
-#include "text/utf8_check.h"
 #include "text/wordpiece_tokenizer.h"
 
 namespace mtbert::cli {
@@ -96,16 +96,13 @@ void run_tokenize(const TokenizeOptions& o) {
   std::string_view line;
   fmt::memory_buffer out;
   while (lines.next(line)) {
-    const std::size_t bad = invalid_utf8_offset(line);
-    if (bad != std::string_view::npos) {
-      throw UserError(fmt::format("stdin line {}: invalid UTF-8 at byte {}", lines.number(), bad + 1));
-    }
+    check_utf8_line(line, "stdin", lines.number());
     Encoding e;
     if (o.pairs) {
       const std::size_t tab = line.find('\t');
       if (tab == std::string_view::npos || line.find('\t', tab + 1) != std::string_view::npos) {
         throw UserError(
-            fmt::format("stdin line {}: --pairs expects two texts separated by exactly one tab", lines.number()));
+            fmt::format("stdin:{}: --pairs expects two texts separated by exactly one tab", lines.number()));
       }
       e = encode_pair(*tok, line.substr(0, tab), line.substr(tab + 1), o.max_length);
     } else {

@@ -7,12 +7,11 @@
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/path_checks.h"
+#include "cli/run_inputs.h"
 #include "cli/run_job.h"
 #include "cli/run_reporting.h"
 #include "config/experiment_config.h"
 #include "core/runtime.h"
-#include "core/user_error.h"
-#include "models/pretrained_model.h"
 #include "train/experiment.h"
 #include "train/trainer.h"
 
@@ -39,10 +38,7 @@ struct FineTuning {
                                               std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
     if (args.threads >= 0) config.threads = args.threads;
     check_device_available(config.device);  // before the run folder, the tokenizer or the data
-    if (!config.model.pretrained.empty()) check_model_folder(config.model.pretrained);  // says how to make one
-    if (const auto missing = first_missing_input(config))
-      throw UserError(fmt::format("{}: {} does not exist (relative paths start in the current folder, {})",
-                                  given.path, *missing, fs::current_path().string()));
+    check_run_inputs(given.path, config.model.pretrained, first_missing_input(config));
     return config;
   }
   static Config load_resolved(const fs::path& file) { return load_experiment(file); }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/encoder_config_keys.h"
 #include "config/experiment_config.h"
 #include "config/pretrain_config.h"
 #include "config/schema_visitors.h"
@@ -57,6 +58,11 @@ class KeyDocumenter {
     if (row.meaning.empty())  // every key has a Doc: the test of this page would show the gap
       row.meaning = "(undocumented)";
     rows_.push_back(row);
+    if constexpr (std::is_same_v<T, nlohmann::json>) {  // model.config: a table of its own keys
+      for (const auto& key : encoder_config_keys())
+        rows_.push_back({row.path + "." + key.name, encoder_key_type(key.type),
+                         "the folder's (bert-base's when random)", "", key.doc});
+    }
   }
 
   template <class Section>
@@ -153,7 +159,7 @@ std::string section_tables(const std::vector<KeyRow>& rows, const std::string& r
     out += section.empty() ? fmt::format("### {}: top level\n\n", root) : fmt::format("### `{}`\n\n", section);
     out += "| key | type | default | allowed | meaning |\n| --- | --- | --- | --- | --- |\n";
     for (const KeyRow* row : by_section[section])
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", code(row->path), row->type, cell(row->fallback),
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", code(row->path), cell(row->type), cell(row->fallback),
                          row->allowed.empty() ? "" : cell(row->allowed), cell(row->meaning));
     out += "\n";
   }
@@ -178,12 +184,13 @@ constexpr const char* kExperimentRules =
     "- At least one task. A task's key holds only letters, digits, `_` and `-`; it is a built-in task or "
     "has a `type:`; every task has `train`.\n"
     "- `tasks.<task>.train_fraction` must be above 0.\n"
-    "- `tasks.<task>.combine` other than `concat`, and `sentence_projection`, need `pair_mode: siamese`.\n"
+    "- `tasks.<task>.combine` other than `concat`, and `sentence_projection`, need `pair_mode: siamese`; "
+    "`cosine` gives one score, so not for a task of several classes (`sst`).\n"
     "- `train.epochs` may be 0 only with `train.max_steps` > 0.\n"
     "- `train.schedule`: `warmup_epochs` or `warmup_steps`, not both; `final_lr` at most `train.lr`.\n"
     "- `train.sampler.steps_per_epoch` stays 0 with `sequential` and `round_robin`.\n"
-    "- `train.pcgrad.enabled` needs `train.sampler.kind: mixed` and an encoder that `model.freeze_encoder` "
-    "does not freeze.\n"
+    "- `train.pcgrad.enabled` needs `train.sampler.kind: mixed`, `train.grad_accumulation: 1` and an encoder "
+    "that `model.freeze_encoder` does not freeze.\n"
     "- `train.early_stopping_patience` above 0 needs a task with `dev`.\n"
     "- `distributed.backend: nccl` needs a `device` other than `cpu`.\n"
     "- `model.pals.rank` is a multiple of `model.pals.heads`; `model.add_pooler` needs `model.pretrained`.\n"
@@ -195,7 +202,7 @@ constexpr const char* kExperimentRules =
 constexpr const char* kPretrainingRules =
     "### Rules across keys\n\n"
     "- The `model` rules of an experiment; `model.freeze_encoder`, `model.add_pooler` and `model.pals` keep "
-    "their defaults.\n"
+    "their defaults; `model.tokenizer.train_from` names text files (`[tasks]` is for experiments).\n"
     "- The corpus is not empty: `corpus.files`, or `corpus.tasks` with `corpus.experiment` (each needs the "
     "other).\n"
     "- `corpus.holdout_fraction` is 0 (nothing held out) or between 1e-9 and 0.5.\n"

@@ -8,6 +8,7 @@
 #include "config/config_extends.h"
 #include "config/config_overrides.h"
 #include "config/env_expansion.h"
+#include "config/model_inputs.h"
 #include "config/schema_visitors.h"
 #include "config/yaml_merge.h"
 #include "core/did_you_mean.h"
@@ -45,6 +46,10 @@ void check_task(ConfigReader tasks, const TaskConfig& t) {
                       enum_name(t.combine)));
   r.check(!t.sentence_projection || t.pair_mode == PairMode::siamese, "sentence_projection",
           "projects each of two separately encoded sentences: it needs pair_mode: siamese");
+  const TaskSpec& spec = builtin_task(t.type);
+  r.check(!(t.combine == PairCombine::cosine && spec.target == TaskTarget::classes), "combine",
+          fmt::format("cosine gives one similarity score and cannot predict {} classes; use concat",
+                      spec.num_classes));
 }
 
 void check_train(ConfigReader r, const TrainSection& t) {
@@ -70,6 +75,10 @@ void check_train(ConfigReader r, const TrainSection& t) {
                             fmt::format("PCGrad combines the gradients of all tasks in each step: it needs "
                                         "train.sampler.kind: mixed (it is \"{}\")",
                                         enum_name(m.kind)));
+  // PCGrad projects the task gradients of one step onto each other; summed
+  // over accumulated micro-steps they would no longer be one step's.
+  r.section("pcgrad").check(!t.pcgrad.enabled || t.grad_accumulation == 1, "enabled",
+                            fmt::format("train.pcgrad needs train.grad_accumulation 1 (got {})", t.grad_accumulation));
 }
 
 void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
@@ -78,7 +87,7 @@ void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
           fmt::format("\"{}\" cannot name a run folder: use letters, digits and punctuation other than /", c.name));
   r.check(!c.tasks.empty(), "tasks", "no tasks: add at least one, e.g. tasks: {sst: {train: data/ids-sst-train.csv}}");
   for (const auto& task : c.tasks) check_task(r.section("tasks"), task);
-  check_model_section(r.section("model"), c.model, c.source);
+  check_model_section(r.section("model"), c.model);
   ConfigReader train = r.section("train");
   check_train(train, c.train);
 
@@ -121,38 +130,19 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
 }
 
 std::optional<std::string> first_missing_input(const ExperimentConfig& config) {
-  std::vector<std::pair<std::string, std::string>> inputs = {{"model.pretrained", config.model.pretrained}};
+  std::vector<std::pair<std::string, std::string>> inputs = model_inputs(config.model);
   for (const auto& task : config.tasks) {
     inputs.emplace_back(fmt::format("tasks.{}.train", task.name), task.train);
     inputs.emplace_back(fmt::format("tasks.{}.dev", task.name), task.dev);
     inputs.emplace_back(fmt::format("tasks.{}.test", task.name), task.test);
   }
-  std::error_code ec;
-  for (const auto& [key, path] : inputs)
-    if (!path.empty() && !std::filesystem::exists(path, ec)) return fmt::format("{}: {}", key, path);
-  return std::nullopt;
+  return first_missing(inputs);
 }
 
-static bool written_by_a_run(const std::filesystem::path& source) { return source.filename() == "config.resolved.yaml"; }
-
-void check_model_section(ConfigReader r, const ModelSection& m, const std::filesystem::path& source) {
-  // A misspelled key would otherwise be carried into model_config.json and
-  // read by nothing: the encoder would silently keep the default. A run's
-  // own config (or its checkpoint's copy), written by an mtbert that accepted
-  // any key, is read as it was accepted, so that the run resumes.
-  if (const ConfigNode* node = r.raw("config"); node && node->is_map() && !written_by_a_run(source)) {
-    const ConfigReader config = r.section("config");
-    for (const auto& key : config.keys()) {
-      const auto& known = model_config_keys();
-      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      const std::string suggestion = did_you_mean_suffix(key, known);
-      config.fail(key, suggestion.empty()
-                           ? fmt::format("not a key the encoder reads; those are {}", fmt::join(known, ", "))
-                           : "not a key the encoder reads" + suggestion);
-    }
-  }
-  // Types of the keys the encoder knows are checked now; their values once
-  // merged with the pretrained config.
+void check_model_section(ConfigReader r, const ModelSection& m) {
+  // The keys and their types were read by the schema (read_encoder_config);
+  // the values are checked together here over bert-base's shape, and again
+  // once merged with the pretrained folder's config.
   model_config_from_json(m.config, fmt::format("{}: {}", r.origin("config").describe(), r.key_path("config")));
   r.section("pals").check(m.pals.rank % m.pals.heads == 0, "heads",
                           fmt::format("rank {} must be a multiple of heads {} (each head gets rank / heads features)",

@@ -24,8 +24,10 @@
 // - `task_defaults:` holds task keys (not type, train, dev, test) that every
 //   task inherits unless it sets its own; config.resolved.yaml writes each
 //   task with what it inherited, and no task_defaults;
-// - PCGrad (train.pcgrad.enabled) needs train.sampler.kind: mixed, and an
-//   encoder that is not frozen; early stopping needs a task with `dev`;
+// - PCGrad (train.pcgrad.enabled) needs train.sampler.kind: mixed,
+//   train.grad_accumulation 1 and an encoder that is not frozen; early
+//   stopping needs a task with `dev`;
+// - model.config holds the HuggingFace keys of config/encoder_config_keys.h;
 // - paths are kept as written (relative to the working directory), and files
 //   need not exist yet: the readers check them and name them.
 #include <cstdint>
@@ -463,15 +465,14 @@ ExperimentConfig load_experiment(const std::filesystem::path& path, const std::v
                                  const std::vector<std::filesystem::path>& overlays);
 
 // The first file a new run of `config` reads that does not exist, as "key:
-// path" (relative paths from the current folder): model.pretrained, then each
-// task's train, dev and test; none when all do.
+// path" (relative paths from the current folder): the model section's files
+// (config/model_inputs.h), then each task's train, dev and test; none when
+// all do.
 std::optional<std::string> first_missing_input(const ExperimentConfig& config);
 
-// The rules across model.* keys (tokenizer kind and its files, PAL sizes),
-// for experiments and pretraining configs alike; `source` is the config file
-// (a run folder's config.resolved.yaml keeps model.config keys that older
-// versions accepted).
-void check_model_section(ConfigReader r, const ModelSection& m, const std::filesystem::path& source);
+// The rules across model.* keys (model.config's values together, tokenizer
+// kind and its files, PAL sizes), for experiments and pretraining configs alike.
+void check_model_section(ConfigReader r, const ModelSection& m);
 
 // The YAML tree of a config file: its extends: chain merged, then each
 // overlay (without its name and output_dir), then the overrides, then

@@ -1,8 +1,11 @@
 #include "config/pretrain_config.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "config/config_reader.h"
+#include "config/model_inputs.h"
 #include "config/schema_visitors.h"
 #include "core/user_error.h"
 
@@ -15,11 +18,17 @@ namespace {
 void check_pretrain(const ConfigNode& root, const PretrainConfig& c) {
   ConfigReader r(root);
   ConfigReader model = r.section("model");
-  check_model_section(model, c.model, c.source);
+  check_model_section(model, c.model);
   model.check(!c.model.freeze_encoder, "freeze_encoder", "pretraining trains the encoder: remove freeze_encoder");
   model.check(!c.model.add_pooler, "add_pooler", "pretraining trains no pooler (MLM only): remove add_pooler");
   model.section("pals").check(c.model.pals.kind == PalKind::none, "kind",
                               "PALs are task adapters: pretraining has no tasks (remove model.pals)");
+  const TokenizerConfig& tokenizer = c.model.tokenizer;
+  model.section("tokenizer")
+      .check(tokenizer.kind != TokenizerKind::sentencepiece ||
+                 std::find(tokenizer.train_from.begin(), tokenizer.train_from.end(), "tasks") ==
+                     tokenizer.train_from.end(),
+             "train_from", "[tasks] is for experiments; give the text files to train SentencePiece on");
   ConfigReader corpus = r.section("corpus");
   corpus.check(!c.corpus.files.empty() || !c.corpus.tasks.empty(), "files",
                "the corpus is empty: give files (plain text) and/or tasks (with experiment)");
@@ -70,6 +79,24 @@ std::string resolved_yaml(const PretrainConfig& config) {
   return "# Every key of this pretraining run with its value, defaults included (see "
          "experiments/pretrain/base.yaml).\n" +
          writer.yaml();
+}
+
+std::optional<std::string> first_missing_input(const PretrainConfig& config) {
+  std::vector<std::pair<std::string, std::string>> inputs = model_inputs(config.model);
+  const CorpusConfig& corpus = config.corpus;
+  for (const auto& file : corpus.files) inputs.emplace_back("corpus.files", file);
+  if (!corpus.tasks.empty()) {
+    inputs.emplace_back("corpus.experiment", corpus.experiment);
+    if (auto missing = first_missing(inputs)) return missing;
+    // The experiment names the tasks' files (a task it lacks is the
+    // pretrainer's error, which lists its tasks).
+    const ExperimentConfig experiment = load_experiment(corpus.experiment);
+    for (const auto& task : experiment.tasks)
+      if (std::find(corpus.tasks.begin(), corpus.tasks.end(), task.name) != corpus.tasks.end())
+        inputs.emplace_back(fmt::format("tasks.{}.train of {}", task.name, corpus.experiment),
+                            task.train);
+  }
+  return first_missing(inputs);
 }
 
 std::vector<std::string> pretrain_keys() {

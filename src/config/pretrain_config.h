@@ -6,6 +6,7 @@
 // documents every key.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,12 @@ PretrainConfig load_pretrain_config(const std::filesystem::path& path, const std
                                     const std::vector<std::filesystem::path>& overlays = {});
 std::string resolved_yaml(const PretrainConfig& config);
 std::vector<std::string> pretrain_keys();
+
+// The first file a new pretraining run reads that does not exist, as "key:
+// path" (relative paths from the current folder): the model section's files
+// (config/model_inputs.h), corpus.files, then corpus.experiment and the
+// training file of each of corpus.tasks in it; none when all do.
+std::optional<std::string> first_missing_input(const PretrainConfig& config);
 
 // The optimizer settings of an experiment's train section, for make_optimizer.
 TrainSection optimizer_settings(const PretrainTrainSection& train);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "config/encoder_config_keys.h"
 #include "config/yaml_quote.h"
 #include "core/json_file.h"
 #include "core/user_error.h"
@@ -78,13 +79,7 @@ void SchemaReader::tasks(std::string_view name, std::vector<TaskConfig>& tasks) 
   }
 }
 
-void SchemaReader::read(std::string_view name, nlohmann::json& value) {
-  const ConfigNode* node = r_.raw(name);
-  if (!node) return;
-  r_.check(node->is_map(), name,
-           fmt::format("expected a section of HuggingFace config.json keys, got {}", describe_value(*node)));
-  value = config_node_to_json(*node);
-}
+void SchemaReader::read(std::string_view name, nlohmann::json& value) { value = read_encoder_config(r_, name); }
 
 void SchemaReader::check(std::string_view name, const std::vector<std::string>& values, Words) const {
   for (const auto& word : values)

@@ -80,7 +80,7 @@ class SchemaReader {
       r_.read(name, value);
     }
   }
-  void read(std::string_view name, nlohmann::json& value);
+  void read(std::string_view name, nlohmann::json& value);  // model.config: config/encoder_config_keys.h
 
   void check(std::string_view name, int64_t value, AtLeast c) const {
     r_.check(value >= c.min, name,

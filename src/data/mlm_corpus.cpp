@@ -18,8 +18,8 @@
 #include "core/progress_bar.h"
 #include "core/remove_tree.h"
 #include "core/user_error.h"
+#include "core/utf8_check.h"
 #include "data/task_data.h"
-#include "text/utf8_check.h"
 
 namespace mtbert {
 
@@ -126,8 +126,7 @@ void tokenize_text_file(const fs::path& path, const Tokenizer& tokenizer, Segmen
     bytes_done += static_cast<int64_t>(line.size()) + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     // The tokenizer would drop the bytes silently; the user should mend them.
-    if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string::npos)
-      throw UserError(fmt::format("{}:{}: invalid UTF-8 at byte {} of the line", path.string(), number, bad + 1));
+    check_utf8_line(line, path.string(), number);
     if (line.find_first_not_of(" \t") == std::string::npos) {
       out.end_document();
       continue;

@@ -14,8 +14,8 @@
 #include "core/limits.h"
 #include "core/portable_random.h"
 #include "core/user_error.h"
+#include "core/utf8_check.h"
 #include "data/tsv_reader.h"
-#include "text/utf8_check.h"
 
 namespace mtbert {
 
@@ -105,9 +105,7 @@ Example parse_row(const TaskSpec& task, const ColumnLayout& layout, const TsvRec
     const std::string_view text = trim(record.fields[layout.texts[t]]);
     const std::string& column = task.text_columns[t];
     if (text.empty()) throw BadRow{fmt::format("{} is empty", column)};
-    if (const auto at = invalid_utf8_offset(text); at != std::string_view::npos) {
-      throw BadRow{fmt::format("{} is not valid UTF-8 (byte {})", column, at)};
-    }
+    if (auto problem = utf8_problem(text, column)) throw BadRow{std::move(*problem)};
     *texts[t] = std::string(text);
   }
   labeled = false;

@@ -8,8 +8,8 @@
 
 #include "core/atomic_file.h"
 #include "core/user_error.h"
+#include "core/utf8_check.h"
 #include "text/sentencepiece_engine.h"
-#include "text/utf8_check.h"
 
 namespace mtbert {
 
@@ -43,10 +43,8 @@ class FileLineReader {
       }
       ++line_number_;
       if (!line->empty() && line->back() == '\r') line->pop_back();
-      const std::size_t bad = invalid_utf8_offset(*line);
-      if (bad != std::string::npos) {
-        return fail(fmt::format("training input {} line {}: invalid UTF-8 at byte {}", files_[next_file_ - 1].string(),
-                                line_number_, bad + 1));
+      if (const auto problem = utf8_problem(*line)) {
+        return fail(fmt::format("{}:{}: {}", files_[next_file_ - 1].string(), line_number_, *problem));
       }
       if (!line->empty()) {
         ++lines_read_;

@@ -29,7 +29,7 @@ class Tokenizer {
 
   // `text` is UTF-8. Invalid bytes do not throw: they read as U+FFFD, which
   // WordPiece drops (as BERT's cleaning does) and SentencePiece maps to its
-  // unknown piece; inputs are validated where they enter (tasks/utf8_check.h).
+  // unknown piece; inputs are validated where they enter (core/utf8_check.h).
   // Special tokens spelled in the text ("[SEP]") keep their ids.
   //
   // The pieces of `text` (e.g. "hello", "##ing"), no special tokens added.

@@ -10,7 +10,7 @@
 #include "core/input_file.h"
 #include "core/limits.h"
 #include "core/user_error.h"
-#include "text/utf8_check.h"
+#include "core/utf8_check.h"
 
 namespace mtbert {
 
@@ -73,11 +73,7 @@ std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_vocab_file(const st
     if (!at_end && contents[i] != '\n' && contents[i] != '\r') continue;
     if (at_end && line_start == contents.size()) break;  // no empty last line after a final newline
     const std::string_view line = std::string_view(contents).substr(line_start, i - line_start);
-    const std::size_t bad = invalid_utf8_offset(line);
-    if (bad != std::string_view::npos) {
-      throw UserError(fmt::format("{} line {}: invalid UTF-8 at byte {} (a vocabulary must be UTF-8)", path.string(),
-                                  vocab.size() + 1, bad + 1));
-    }
+    check_utf8_line(line, path.string(), static_cast<int64_t>(vocab.size()) + 1);
     vocab.emplace_back(line);
     if (!at_end && contents[i] == '\r' && i + 1 < contents.size() && contents[i + 1] == '\n') ++i;
     line_start = i + 1;

@@ -129,11 +129,7 @@ void prepare_run_tokenizer(const ModelSection& model, const fs::path& dir, uint6
   check_config_keeps_pretrained_shape(model, where);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (t.kind == TokenizerKind::automatic) {
-    if (model.pretrained.empty())
-      throw UserError(fmt::format("{}: model.tokenizer.kind: auto needs model.pretrained; a randomly initialized "
-                                  "model needs kind wordpiece (with vocab) or sentencepiece",
-                                  where));
+  if (t.kind == TokenizerKind::automatic) {  // with model.pretrained: the config's loader checks it
     const fs::path from = model.pretrained;
     bool found = false;
     for (const char* name : {"vocab.txt", "spm.model", "tokenizer_config.json"}) {

@@ -14,6 +14,7 @@
 #include "core/autocast_scope.h"
 #include "core/build_info.h"
 #include "core/duration.h"
+#include "core/internal_error.h"
 #include "core/input_file.h"
 #include "core/json_file.h"
 #include "core/limits.h"
@@ -112,12 +113,9 @@ Pretraining assemble_pretraining(const PretrainConfig& config, const RunDirector
 
 Pretraining start_pretraining(const PretrainConfig& config, const RunDirectory& run) {
   write_text_atomically(run.resolved_config(), resolved_yaml(config));
-  prepare_run_tokenizer(config.model, run.tokenizer_dir(), config.seed, config.source.string(), [&] {
-    throw UserError(fmt::format("{}: model.tokenizer.train_from: [tasks] is for experiments; give the text files "
-                                "to train SentencePiece on",
-                                config.source.string()));
-    return fs::path();
-  });
+  // The config's loader refuses train_from: [tasks] for pretraining.
+  prepare_run_tokenizer(config.model, run.tokenizer_dir(), config.seed, config.source.string(),
+                        []() -> fs::path { throw InternalError("pretraining has no tasks to train a tokenizer on"); });
   const auto tokenizer = load_tokenizer(run.tokenizer_dir());
   const nlohmann::json json = encoder_config_json(config.model, *tokenizer);
   write_text_atomically(run.model_config(), json_text(json, 2) + "\n");

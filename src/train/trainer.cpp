@@ -37,9 +37,6 @@ const char* train_end_name(TrainEnd end) {
 Trainer::Trainer(Experiment& experiment, RunDirectory run, Communicator* comm)
     : e_(experiment), run_(std::move(run)), comm_(comm && comm->world_size() > 1 ? comm : nullptr) {
   const TrainSection& t = e_.config.train;
-  if (t.pcgrad.enabled && t.grad_accumulation != 1)
-    throw UserError(fmt::format("{}: train.pcgrad needs train.grad_accumulation 1 (got {})",
-                                e_.config.source.string(), t.grad_accumulation));
   load_split(e_, Split::train);
   load_split(e_, Split::dev);
   load_split(e_, Split::test);

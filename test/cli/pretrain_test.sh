@@ -154,11 +154,24 @@ expect_error_after_logs "a corpus line that is not UTF-8 is named" "latin1.txt:2
   -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/latin1.txt]" "corpus.tasks=[]" corpus.experiment=null \
   corpus.cache_dir="$dir/cache3" --out "$dir/bad"
 check "  ... leaving no run folder and no token cache" bash -c "[[ ! -e '$dir/bad' ]] && ! ls '$dir/cache3' 2>/dev/null | grep -q ."
-expect_error "fill-mask --text that is not UTF-8" "not valid UTF-8 (byte 5 of the text)" \
+expect_error "fill-mask --text that is not UTF-8" "--text: invalid UTF-8 at byte 5 of the text" \
   -- fill-mask --model "$dir/run/model" --text $'the \xff [MASK]'
-expect_error_after_logs "a missing corpus file" "absent.txt: no such file" \
+# Every file pretraining reads is checked before it starts: one line naming
+# its key, no logs, no run folder.
+expect_error "a missing corpus file" "tiny.yaml: corpus.files: $dir/absent.txt does not exist (relative paths" \
   -- pretrain "$dir/tiny.yaml" "corpus.files=[$dir/absent.txt]" --out "$dir/bad"
 check "no run folder for a missing corpus file" test ! -e "$dir/bad"
+expect_error "a missing vocabulary" "model.tokenizer.vocab: $dir/no-vocab.txt does not exist" \
+  -- pretrain "$dir/tiny.yaml" model.tokenizer.vocab="$dir/no-vocab.txt" --out "$dir/bad"
+expect_error "a missing model folder to continue from" "model folder $dir/no-model does not exist" \
+  -- pretrain "$dir/tiny.yaml" model.pretrained="$dir/no-model" --out "$dir/bad"
+expect_error "a missing experiment for corpus.tasks" "corpus.experiment: $dir/no-experiment.yaml does not exist" \
+  -- pretrain "$dir/tiny.yaml" corpus.experiment="$dir/no-experiment.yaml" --out "$dir/bad"
+printf 'model: {tokenizer: {kind: wordpiece, vocab: v.txt}}\ntasks:\n  sst: {train: %s}\n  sts: {train: %s}\n' \
+  "$dir/no-sst.tsv" experiments/data/quickstart/sts-train.csv >"$dir/moved.yaml"
+expect_error "a missing training file of a corpus task" "tasks.sst.train of $dir/moved.yaml: $dir/no-sst.tsv does not exist" \
+  -- pretrain "$dir/tiny.yaml" corpus.experiment="$dir/moved.yaml" --out "$dir/bad"
+check "no run folder for any of them" test ! -e "$dir/bad"
 : >"$dir/blank.txt"
 printf '\n  \n\n' >>"$dir/blank.txt"
 "$bin" pretrain "$dir/tiny.yaml" "corpus.files=[$dir/blank.txt]" "corpus.tasks=[]" corpus.experiment=null \
@@ -182,9 +195,13 @@ expect_error "train given a pretraining config says so" "is a pretraining config
   train "$dir/tiny.yaml" --out "$dir/bad"
 cp -r "$dir/run/model" "$dir/model-copy"
 expect_error_after_logs "encode --output over a file of its model folder is refused" \
-  "would overwrite a file of $dir/model-copy, which this command reads" -- \
+  "would write inside $dir/model-copy, which this command reads" -- \
   encode --model "$dir/model-copy" --text "the film" --output "$dir/model-copy/model.safetensors"
 check "  ... leaving the folder as it was" cmp -s "$dir/run/model/model.safetensors" "$dir/model-copy/model.safetensors"
+expect_error_after_logs "encode --output of a new name inside its model folder is refused too" \
+  "--output $dir/model-copy/embeddings.pt would write inside $dir/model-copy, which this command reads" -- \
+  encode --model "$dir/model-copy" --text "the film" --output "$dir/model-copy/embeddings.pt"
+check "  ... writing nothing there" test ! -e "$dir/model-copy/embeddings.pt"
 expect_error "fill-mask without a mask" "holds no \[MASK\] token" \
   -- fill-mask --model "$dir/run/model" --text "no mask here"
 expect_error "fill-mask with the mask cut off with the text's end" "its \[MASK\] lies past the model's 64 positions" \

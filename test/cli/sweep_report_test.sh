@@ -250,6 +250,11 @@ printf 'experiments: [../experiments/tiny/nodata.yaml]\n' >sweeps/nodata.yaml
 expect_error "a missing data file, before any run starts" "run nodata: tasks.sts.dev: $dir/nowhere.csv does not exist" -- \
   sweep sweeps/nodata.yaml --out runs/nodata
 check "nothing ran" test ! -e runs/nodata
+# A refusal that needs only the config is the loader's: --dry-run sees it.
+printf 'experiments: [../experiments/tiny/quick.yaml]\ngrid:\n  train.grad_accumulation: [1, 2]\n' >sweeps/pcgrad.yaml
+expect_error "PCGrad with gradient accumulation, seen by --dry-run" \
+  "train.pcgrad.enabled: train.pcgrad needs train.grad_accumulation 1 (got 2)" -- \
+  sweep sweeps/pcgrad.yaml --dry-run train.pcgrad.enabled=true train.sampler.kind=mixed
 sed 's/run: quick, split/run: quik, split/' tables/quick.yaml >tables/typo.yaml
 expect_error "an unknown run in a table" 'tables/typo.yaml:6: rows\[1\].run: no run "quik" in sweep .* (did you mean "quick"?)' -- \
   report tables/typo.yaml

@@ -36,11 +36,11 @@ echo '{"do_lower_case": false}' >"$dir/model/tokenizer_config.json"
 expect "--model reads tokenizer_config.json" "2 1 3" "$(echo 'Hello' | "$bin" tokenize --model "$dir/model")"
 
 input='hello\tworld\nno tab here\n'
-tokenize_error "a pair line without a tab names its line" "line 2" -- --vocab "$dir/vocab.txt" --pairs
+tokenize_error "a pair line without a tab names its line" "stdin:2:" -- --vocab "$dir/vocab.txt" --pairs
 input='a\tb\tc\n'
-tokenize_error "a pair line with two tabs" "line 1" -- --vocab "$dir/vocab.txt" --pairs
+tokenize_error "a pair line with two tabs" "stdin:1:" -- --vocab "$dir/vocab.txt" --pairs
 input='fine\nbroken \xff byte\n'
-tokenize_error "invalid UTF-8 names its line" "line 2: invalid UTF-8" -- --vocab "$dir/vocab.txt"
+tokenize_error "invalid UTF-8 names its line" "stdin:2: invalid UTF-8 at byte 8 of the line" -- --vocab "$dir/vocab.txt"
 input='hello\n'
 tokenize_error "max length below the special tokens" "max_length" -- --vocab "$dir/vocab.txt" --pairs --max-length 2
 tokenize_error "negative max length" "max_length" -- --vocab "$dir/vocab.txt" --max-length -1

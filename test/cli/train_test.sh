@@ -40,6 +40,17 @@ cp experiments/data/quickstart/sts-dev.csv "$dir/sts-dev-copy.csv"
 (cd "$dir" && "$bin" eval "$dir/run" --split dev --data sts=sts-dev-copy.csv >"$dir/eval-data" 2>/dev/null)
 check "  ... and --data is relative to the current folder" \
   bash -c "[[ \"\$(grep '^sts' '$dir/eval-data')\" == \"\$(grep '^sts' '$dir/eval')\" ]]"
+# The output rule: eval writes neither inside the folders it reads nor over
+# its data (a data file named as the prediction file would be).
+expect_error_after_logs "eval --predictions inside the run's checkpoints is refused" \
+  "--predictions $dir/run/checkpoints/best would write inside $dir/run/checkpoints, which this command reads" -- \
+  eval "$dir/run" --split dev --predictions "$dir/run/checkpoints/best"
+mkdir -p "$dir/preds"
+cp experiments/data/quickstart/sts-dev.csv "$dir/preds/sts-dev-output.csv"
+expect_error_after_logs "eval --predictions over a data file it reads is refused" \
+  "--predictions $dir/preds/sts-dev-output.csv would overwrite $dir/preds/sts-dev-output.csv, which this command reads" -- \
+  eval "$dir/run" --split dev --data sts="$dir/preds/sts-dev-output.csv" --predictions "$dir/preds"
+check "  ... leaving the data file as it was" cmp -s experiments/data/quickstart/sts-dev.csv "$dir/preds/sts-dev-output.csv"
 check "predict sst prints a class, its name and its probability" \
   bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null | grep -Pq '^([0-4])\t(very negative|negative|neutral|positive|very positive)\t\(p = [0-9.]+\)$'"
 check "  ... the name of its index" bash -c "'$bin' predict '$dir/run' --task sst --text 'a dull film' 2>/dev/null |

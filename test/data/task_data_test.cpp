@@ -152,7 +152,7 @@ TEST_CASE("bad rows: UserError naming file and line, or skipped and counted", "[
       {"0\ta\t  \t3\n", "sentence is empty"},
       {"0\t \tno id\t3\n", "the id is empty"},
       {"0\ta\t\"never closed\t3\n", "a field opened with a quote (\") is not closed on its line"},
-      {"0\ta\tbad \xC3\x28 bytes\t3\n", "sentence is not valid UTF-8 (byte 4)"},
+      {"0\ta\tbad \xC3\x28 bytes\t3\n", "invalid UTF-8 at byte 5 of sentence"},
   };
   for (const Case& c : cases) {
     INFO(c.row);
