@@ -26,9 +26,11 @@ torch::Tensor autocast_weight(const torch::Tensor& w) {
   return at::autocast::cached_cast(dtype, w, type);
 }
 
-torch::Tensor autocast_input(const torch::Tensor& x) {
-  return autocast_casts(x) ? x.to(compat::autocast_dtype(x.device().type())) : x;
+torch::ScalarType autocast_dtype_of(const torch::Tensor& x) {
+  return autocast_casts(x) ? compat::autocast_dtype(x.device().type()) : x.scalar_type();
 }
+
+torch::Tensor autocast_input(const torch::Tensor& x) { return autocast_casts(x) ? x.to(autocast_dtype_of(x)) : x; }
 
 torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias) {
   return torch::nn::functional::linear(x, autocast_weight(layer->weight),

@@ -22,6 +22,10 @@ torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tenso
 // WeightCastCache if there is one, else autocast's own cast.
 torch::Tensor autocast_weight(const torch::Tensor& w);
 
+// The dtype of x's matrix products: autocast's for a float x while autocast
+// is on for its device, else x's own.
+torch::ScalarType autocast_dtype_of(const torch::Tensor& x);
+
 // x as autocast would cast it for a matrix product (float to its dtype while
 // autocast is on for x's device), for an input that several products read
 // (the query, key and value projections): cast once, not once per product.
