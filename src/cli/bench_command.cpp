@@ -3,7 +3,7 @@
 // prints the same lines for eager PyTorch, and bench/compare.py runs both and
 // prints the ratios (figures and commands in BENCHMARKS.md).
 //
-//   encoder_forward  BertModel inference (eval, no autograd) on random ids [B, N], full mask
+//   encoder_forward  BertModel inference (eval, no autograd) on random ids [B, N], no padding
 //   train_step       one training step as the trainer takes it (TrainStep) with
 //                    the "mixed" sampler: a batch of each of sst (5 classes),
 //                    para (binary) and sts (regression), both pairs encoded
@@ -248,14 +248,16 @@ json shape_fields(const Shape& s, const BenchArgs& a, int64_t length) {
 }
 
 // Random ids (no special or padding ids: those are below 1000 in BERT's
-// vocabulary), full mask; token types 0 then 1 for a joint pair. On the CPU,
-// as the trainer's batches are.
+// vocabulary), full mask, and said so (not padded: the encoder runs without a
+// mask, as on a batcher's batch of equal lengths); token types 0 then 1 for a
+// joint pair. On the CPU, as the trainer's batches are.
 TokenBatch random_tokens(const BenchArgs& a, int64_t length, bool pair) {
   TokenBatch t;
   t.input_ids = torch::randint(std::min<int64_t>(1000, a.vocab_size - 1), a.vocab_size, {a.batch, length}, torch::kLong);
   t.attention_mask = torch::ones({a.batch, length}, torch::kLong);
   t.token_type_ids = torch::zeros({a.batch, length}, torch::kLong);
   if (pair) t.token_type_ids.narrow(1, length / 2, length - length / 2).fill_(1);
+  t.padded = false;
   return t;
 }
 
@@ -271,7 +273,7 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   const auto times = time_repeated(ctx, [&] {
     c10::InferenceMode inference;  // no autograd records, no version counters
     const AutocastScope autocast(ctx.device, ctx.precision == Precision::bf16);
-    model(t.input_ids, t.attention_mask, t.token_type_ids);
+    model(t.input_ids, t.encoder_mask(), t.token_type_ids);
   });
   json line = {{"case", "encoder_forward"}, {"precision", a.precision}};
   line.update(shape_fields(shape, a, length));

@@ -24,7 +24,8 @@ TokenBatch to_tensors(const PaddedBatch& batch) {
   auto make = [&](const std::vector<int64_t>& v) {
     return torch::tensor(v, torch::kLong).view({batch.batch, batch.length});
   };
-  return {make(batch.ids), make(batch.attention_mask), make(batch.token_type_ids)};
+  const bool padded = std::find(batch.attention_mask.begin(), batch.attention_mask.end(), 0) != batch.attention_mask.end();
+  return {make(batch.ids), make(batch.attention_mask), make(batch.token_type_ids), padded};
 }
 
 namespace {

@@ -29,12 +29,14 @@ JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches) {
   }
   JoinedBatch joined;
   std::vector<torch::Tensor> ids, masks, types;
+  bool padded = false;  // by a batch itself or by the joining
   int64_t row = 0;
   for (const auto* b : batches) {
     JoinedPart part{b->task, row, b->size(), static_cast<int64_t>(b->segments.size())};
     for (const auto& s : b->segments) {
       check_invariant(s.input_ids.size(0) == part.rows, "join_batches: a segment of {} has {} rows, not {}", b->task,
                       s.input_ids.size(0), part.rows);
+      padded = padded || s.padded || s.input_ids.size(1) < length;
       ids.push_back(pad_columns(s.input_ids, length, b->pad_id));
       masks.push_back(pad_columns(s.attention_mask, length, 0));
       types.push_back(pad_columns(s.token_type_ids.defined() ? s.token_type_ids : torch::zeros_like(s.input_ids),
@@ -43,7 +45,7 @@ JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches) {
     row += part.all_rows();
     joined.parts.push_back(std::move(part));
   }
-  joined.tokens = {torch::cat(ids), torch::cat(masks), torch::cat(types)};
+  joined.tokens = {torch::cat(ids), torch::cat(masks), torch::cat(types), padded};
   return joined;
 }
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "models/autocast_linear.h"
 #include "models/enhanced_mask_decoder.h"
 #include "models/weight_init.h"
 
@@ -35,7 +36,10 @@ EncoderOutput BertModelImpl::pooled(EncoderOutput out) {
 
 EncoderOutput BertModelImpl::run_layers(const torch::Tensor& embedded, const torch::Tensor& attention_mask,
                                         EncoderContext ctx, bool output_attentions) {
-  ctx.attention_bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
+  // In the dtype of the attention scores (autocast's under autocast), so that
+  // no layer casts it again: not SDPA's mask, not the relative-position op,
+  // and adding it does not promote bf16 scores and their softmax to float32.
+  ctx.attention_bias = attention_bias_from_mask(attention_mask, autocast_dtype_of(embedded));
   encoder->add_relative_positions(ctx, embedded.size(1), embedded.device());
   ctx.output_attentions = output_attentions;
   if (config_.emd_layers == 0) return encoder(embedded, ctx);

@@ -22,6 +22,8 @@ class BertModelImpl : public torch::nn::Module {
   explicit BertModelImpl(const ModelConfig& config, BertModelOptions options = {});
 
   // input_ids, attention_mask: [B, N]; token_type_ids may be undefined (all 0).
+  // An undefined attention_mask says that nothing is padded: attention then
+  // runs without a bias (TokenBatch::encoder_mask gives it so).
   EncoderOutput forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {}, bool output_attentions = false);
 
@@ -29,7 +31,8 @@ class BertModelImpl : public torch::nn::Module {
   // them (SMART perturbs the embeddings, PALs add a per-layer adapter):
   // embed() gives the embedding output [B, N, H]; encode() runs the layers,
   // the EMD passes (config.emd_layers) and the pooler on it. encode() fills
-  // ctx.attention_bias from the mask and the relative positions.
+  // ctx.attention_bias from the mask (once per pass, in the dtype of the
+  // attention scores) and the relative positions.
   torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
   EncoderOutput encode(const torch::Tensor& embeddings, const torch::Tensor& attention_mask, EncoderContext ctx,
                        bool output_attentions = false);

@@ -38,7 +38,8 @@ struct EncoderContext {
 };
 
 // [B, N] 0/1 mask -> [B, 1, 1, N] additive bias in `dtype`, as HuggingFace's
-// `get_extended_attention_mask`: (1 - mask) * lowest(dtype).
+// `get_extended_attention_mask`: (1 - mask) * lowest(dtype). An undefined mask
+// (nothing padded, TokenBatch::encoder_mask) gives an undefined bias.
 torch::Tensor attention_bias_from_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
 
 }  // namespace mtbert

@@ -1,5 +1,6 @@
 #include "models/multitask_model.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -80,7 +81,7 @@ torch::Tensor MultitaskModelImpl::forward_embedded(const std::string& task, cons
 
 EncoderOutput MultitaskModelImpl::encode_segment(const std::string& task, const torch::Tensor& embedded,
                                                  const TokenBatch& inputs) {
-  return encode_routed({{task, embedded.size(0)}}, embedded, inputs.attention_mask);
+  return encode_routed({{task, embedded.size(0)}}, embedded, inputs.encoder_mask());
 }
 
 namespace {
@@ -104,14 +105,20 @@ torch::Tensor by_route(const std::vector<MultitaskModelImpl::RowRoute>& routes, 
 
 EncoderOutput MultitaskModelImpl::encode_routed(const std::vector<RowRoute>& routes, const torch::Tensor& embedded,
                                                 const torch::Tensor& attention_mask) {
-  if (pal_config_.kind == PalKind::none) return bert->encode(embedded, attention_mask, EncoderContext{});
+  // The pooler (a product, tanh and in training their backward) only when a
+  // head pools with it; the others read the hidden states.
+  const bool pooler = std::any_of(routes.begin(), routes.end(), [&](const RowRoute& r) {
+    return head(r.task)->spec().pooling == Pooling::pooler;
+  });
+  auto finish = [&](EncoderOutput out) { return pooler ? bert->pooled(std::move(out)) : out; };
+  if (pal_config_.kind == PalKind::none) return finish(bert->run_layers(embedded, attention_mask, EncoderContext{}));
   // The PALs' attention masks padding as the encoder's does.
   const auto bias = attention_bias_from_mask(attention_mask, embedded.scalar_type());
   // Each route's rows of the bias, cut once here rather than in every layer.
   std::vector<torch::Tensor> biases;
   int64_t row = 0;
   for (const auto& r : routes) {
-    biases.push_back(routes.size() == 1 ? bias : bias.narrow(0, row, r.rows));
+    biases.push_back(routes.size() == 1 || !bias.defined() ? bias : bias.narrow(0, row, r.rows));
     row += r.rows;
   }
   if (pal_config_.kind == PalKind::parallel) {
@@ -123,13 +130,13 @@ EncoderOutput MultitaskModelImpl::encode_routed(const std::vector<RowRoute>& rou
         return own[k]->forward(layer, rows, biases[k]);
       });
     };
-    return bert->encode(embedded, attention_mask, ctx);
+    return finish(bert->run_layers(embedded, attention_mask, ctx));
   }
   EncoderOutput out = bert->run_layers(embedded, attention_mask, EncoderContext{});
   out.last_hidden_state = by_route(routes, out.last_hidden_state, [&](size_t k, const torch::Tensor& rows) {
     return (*pals)[routes[k].task]->as<TopPalImpl>()->forward(rows, biases[k]);
   });
-  return bert->pooled(std::move(out));
+  return finish(std::move(out));
 }
 
 std::vector<torch::Tensor> MultitaskModelImpl::forward_joined(const JoinedBatch& joined) {
@@ -140,7 +147,7 @@ std::vector<torch::Tensor> MultitaskModelImpl::forward_joined(const JoinedBatch&
   }
   const auto& tokens = joined.tokens;
   const EncoderOutput out =
-      encode_routed(routes, bert->embed(tokens.input_ids, tokens.token_type_ids), tokens.attention_mask);
+      encode_routed(routes, bert->embed(tokens.input_ids, tokens.token_type_ids), tokens.encoder_mask());
   std::vector<torch::Tensor> outputs;
   outputs.reserve(joined.parts.size());
   for (const auto& part : joined.parts) {

@@ -81,7 +81,8 @@ class MultitaskModelImpl : public torch::nn::Module {
   const PalConfig& pal_config() const { return pal_config_; }
 
   // One segment's embedding output through the encoder, with the task's PALs
-  // when there are.
+  // when there are; attention masked only where inputs.padded says so, and
+  // pooler_output only when the task's head pools with the pooler.
   EncoderOutput encode_segment(const std::string& task, const torch::Tensor& embedded, const TokenBatch& inputs);
 
   // Consecutive rows of an encoder input that belong to one task.
@@ -91,7 +92,8 @@ class MultitaskModelImpl : public torch::nn::Module {
   };
   // The embedding output's rows [R, N, H] through the encoder, the rows of
   // each route (in order, covering all R) through its task's PALs when there
-  // are; attention_mask [R, N].
+  // are; attention_mask [R, N], or undefined when nothing is padded.
+  // pooler_output only when some route's head pools with the pooler.
   EncoderOutput encode_routed(const std::vector<RowRoute>& routes, const torch::Tensor& embedded,
                               const torch::Tensor& attention_mask);
 

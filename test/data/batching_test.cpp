@@ -253,6 +253,16 @@ TEST_CASE("make_batch pads each segment to its own longest row", "[batching]") {
   CHECK(batch.labels.dtype() == torch::kFloat);
   CHECK(torch::equal(batch.labels, torch::tensor({1.0f, 0.0f})));
 
+  // Whether a segment holds padding, known from the lengths (the encoder
+  // then needs no mask): both segments of {1, 0} do, of {2} neither.
+  CHECK(first.padded);
+  CHECK(second.padded);
+  const mtbert::TaskBatch equal = mtbert::make_batch(split, {2});
+  CHECK_FALSE(equal.segments[0].padded);
+  CHECK_FALSE(equal.segments[1].padded);
+  CHECK(equal.segments[0].encoder_mask().defined() == false);
+  CHECK(torch::equal(first.encoder_mask(), first.attention_mask));
+
   split.labeled = false;
   CHECK_FALSE(mtbert::make_batch(split, {2}).labels.defined());
   CHECK_THROWS_AS(mtbert::make_batch(split, {3}), mtbert::InternalError);

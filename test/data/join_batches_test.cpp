@@ -59,6 +59,24 @@ TEST_CASE("join_batches stacks every segment's rows, padded to the longest", "[d
                      torch::tensor({1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1}, torch::kLong).view({4, 4})));
   CHECK(torch::equal(joined.tokens.token_type_ids,
                      torch::tensor({1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, torch::kLong).view({4, 4})));
+  CHECK(joined.tokens.padded);
+}
+
+// The joint batch is unpadded (the encoder then runs without a mask) only
+// when every segment is as long as the longest and none of them is padded.
+TEST_CASE("join_batches says whether the joint batch holds padding", "[data][join]") {
+  auto full = [](std::vector<std::vector<int64_t>> ids) {
+    TokenBatch t = tokens(std::move(ids));
+    t.padded = false;
+    return t;
+  };
+  const auto a = batch("a", {full({{5, 6, 7}, {7, 8, 9}})}, 0);
+  const auto b = batch("b", {full({{1, 2, 3}}), full({{4, 5, 6}})}, 3);
+  CHECK_FALSE(join_batches({&a, &b}).tokens.padded);
+  const auto shorter = batch("c", {full({{1, 2}})}, 0);
+  CHECK(join_batches({&a, &shorter}).tokens.padded);  // the joining pads c
+  const auto padded_within = batch("d", {tokens({{1, 2, 3}})}, 0);
+  CHECK(join_batches({&a, &padded_within}).tokens.padded);  // d says it may hold padding
 }
 
 TEST_CASE("join_batches refuses an empty batch (an empty data-parallel shard runs alone)", "[data][join]") {

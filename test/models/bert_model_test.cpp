@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "core/autocast_scope.h"
 #include "core/tensor_file.h"
 #include "models/bert_model.h"
 #include "models/pretrained_model.h"
@@ -108,6 +109,51 @@ TEST_CASE("attention bias is 0 for tokens and the dtype's lowest value for paddi
   // In bf16 too, without overflowing to -inf.
   auto bias16 = attention_bias_from_mask(mask, torch::kBFloat16);
   CHECK(std::isfinite(bias16[0][0][0][2].item<float>()));
+  // No mask (nothing padded): no bias.
+  CHECK_FALSE(attention_bias_from_mask(torch::Tensor(), torch::kFloat).defined());
+}
+
+// A batch with nothing padded runs without a mask (TokenBatch::encoder_mask):
+// the outputs of the all-ones mask, whose bias adds zeros, in float32 and
+// under bf16 autocast (where the bias is made in bf16 once per pass), BERT
+// and DeBERTa (the relative-position op without its bias).
+TEST_CASE("no mask equals an all-ones mask, BERT and DeBERTa, float32 and bf16", "[models][deberta][autocast]") {
+  for (const ModelConfig& c : {test::tiny_config(), test::small_deberta_config()}) {
+    for (const bool bf16 : {false, true}) {
+      DYNAMIC_SECTION(c.model_type << (bf16 ? " bf16" : " float32")) {
+        torch::manual_seed(6);
+        BertModel model(c);
+        model->eval();
+        torch::NoGradGuard no_grad;
+        const AutocastScope autocast(torch::kCPU, bf16);
+        auto ids = torch::randint(1, 40, {3, 7}, torch::kLong);
+        const auto masked = model(ids, torch::ones({3, 7}, torch::kLong));
+        const auto unmasked = model(ids, torch::Tensor());
+        CHECK(torch::equal(masked.last_hidden_state, unmasked.last_hidden_state));
+        if (masked.pooler_output.defined()) CHECK(torch::equal(masked.pooler_output, unmasked.pooler_output));
+      }
+    }
+  }
+}
+
+// Under bf16 autocast the padding bias is bf16 and the scores stay bf16:
+// padding still changes nothing of the real tokens, to bf16's rounding.
+TEST_CASE("under bf16 autocast padding does not change the outputs of real tokens", "[models][autocast]") {
+  for (const ModelConfig& c : {test::tiny_config(), test::small_deberta_config()}) {
+    DYNAMIC_SECTION(c.model_type) {
+      torch::manual_seed(7);
+      BertModel model(c);
+      model->eval();
+      torch::NoGradGuard no_grad;
+      const AutocastScope autocast(torch::kCPU, true);
+      auto ids = torch::randint(1, 40, {1, 5}, torch::kLong);
+      const auto alone = model(ids, torch::Tensor()).last_hidden_state;
+      auto padded_ids = torch::cat({ids, torch::zeros({1, 3}, torch::kLong)}, 1);
+      auto mask = torch::cat({torch::ones({1, 5}, torch::kLong), torch::zeros({1, 3}, torch::kLong)}, 1);
+      const auto padded = model(padded_ids, mask).last_hidden_state.narrow(1, 0, 5);
+      CHECK((padded.to(torch::kFloat) - alone.to(torch::kFloat)).abs().max().item<double>() < 0.05);
+    }
+  }
 }
 
 TEST_CASE("padding does not change the outputs of real tokens", "[models]") {

@@ -382,3 +382,78 @@ TEST_CASE("one encoder pass over several tasks' batches gives each task's own fo
     }
   }
 }
+
+// A batch whose rows are all full length, marked so by its producer
+// (TokenBatch::padded false, as make_batch and join_batches mark it), runs
+// the encoder without a mask: the outputs of the same batch run with its
+// all-ones mask, for every head kind and PAL kind, alone and joined.
+TEST_CASE("an unpadded batch runs without a mask and gives the masked outputs, every head kind and PAL kind",
+          "[models][multitask][join]") {
+  const auto heads = mtbert::test::every_head_kind();
+  PalConfig pals;
+  pals.rank = 4;
+  pals.heads = 2;
+  for (const PalKind kind : {PalKind::none, PalKind::parallel, PalKind::top}) {
+    pals.kind = kind;
+    INFO("PALs " << static_cast<int>(kind));
+    torch::manual_seed(10);
+    MultitaskModel model(tiny_encoder(tiny_config()), heads, pals);
+    model->eval();
+    auto masked = mtbert::test::batch_per_head(heads, 11, /*close_lengths=*/true);
+    auto unmasked = masked;
+    std::vector<const TaskBatch*> all_masked, all_unmasked;
+    for (size_t k = 0; k < masked.size(); ++k) {
+      for (size_t s = 0; s < masked[k].segments.size(); ++s) {
+        // Every segment 10 tokens long, none of them padding.
+        auto& m = masked[k].segments[s];
+        m.input_ids = torch::randint(1, 40, {m.input_ids.size(0), 10}, torch::kLong);
+        m.attention_mask = torch::ones_like(m.input_ids);
+        m.token_type_ids = torch::zeros_like(m.input_ids);
+        m.padded = true;  // as a producer that does not know says
+        unmasked[k].segments[s] = m;
+        unmasked[k].segments[s].padded = false;
+      }
+      all_masked.push_back(&masked[k]);
+      all_unmasked.push_back(&unmasked[k]);
+    }
+    for (size_t k = 0; k < masked.size(); ++k) {
+      INFO(masked[k].task);
+      CHECK(torch::equal(model->forward(masked[k].task, masked[k].segments),
+                         model->forward(unmasked[k].task, unmasked[k].segments)));
+    }
+    const auto joined_unmasked = join_batches(all_unmasked);
+    CHECK_FALSE(joined_unmasked.tokens.padded);
+    const auto joined = model->forward_joined(joined_unmasked);
+    const auto joined_masked = model->forward_joined(join_batches(all_masked));
+    for (size_t k = 0; k < masked.size(); ++k) CHECK(torch::equal(joined[k], joined_masked[k]));
+  }
+}
+
+// The pooler runs only for a head that pools with it; the heads' outputs are
+// those of an encoder pass with the pooler (the first test above checks them
+// against the encoder's output).
+TEST_CASE("the pooler runs only when a head reads it", "[models][multitask]") {
+  auto model = tiny_model();
+  torch::manual_seed(12);
+  auto a = tiny_batch(3, 6);
+  const auto embedded = model->bert->embed(a.input_ids, a.token_type_ids);
+  CHECK_FALSE(model->encode_segment("sst", embedded, a).pooler_output.defined());   // cls
+  CHECK_FALSE(model->encode_segment("para", embedded, a).pooler_output.defined());  // mean
+  const auto pooled = model->encode_segment("sts", embedded, a);                     // pooler
+  REQUIRE(pooled.pooler_output.defined());
+  CHECK(torch::equal(pooled.pooler_output,
+                     model->bert->forward(a.input_ids, a.attention_mask, a.token_type_ids).pooler_output));
+  // A joint pass pools for the parts whose head reads the pooler.
+  TaskBatch sst, sts;
+  sst.task = "sst";
+  sst.segments = {a};
+  sts.task = "sts";
+  sts.segments = {a, tiny_batch(3, 6)};
+  for (auto* b : {&sst, &sts}) {
+    for (int64_t i = 0; i < 3; ++i) b->indices.push_back(i);
+    b->global_size = 3;
+  }
+  const auto joined = model->forward_joined(join_batches({&sst, &sts}));
+  CHECK(torch::allclose(joined[0], model->forward("sst", sst.segments), 1e-5, 1e-6));
+  CHECK(torch::allclose(joined[1], model->forward("sts", sts.segments), 1e-5, 1e-6));
+}
