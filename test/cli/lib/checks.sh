@@ -4,6 +4,9 @@
 
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
+# What the commands under test leave in the temporary folder (the rank logs of
+# a killed launcher, say) goes with the scratch folder.
+export TMPDIR="$dir"
 failures=0
 skipped_parts=()
 
