@@ -43,8 +43,11 @@ for table in deberta_table2 final_table1 pal_table1; do
   [ -z "$redraw" ] || continue
   for run in "$runs"/*/; do
     run="${run%/}"
-    "$mtbert" attention --run "$run" --text "the movie is a charming , funny ride ." --output "$run/attention.pt"
-    "$python" scripts/plot_run.py "$run" --attention "$run/attention.pt" >/dev/null
+    # Outside the run folder (a command never writes inside a folder it reads).
+    attention="$root/attention/$table/$(basename "$run")/attention.pt"
+    mkdir -p "$(dirname "$attention")"
+    "$mtbert" attention --run "$run" --text "the movie is a charming , funny ride ." --output "$attention"
+    "$python" scripts/plot_run.py "$run" --attention "$attention" >/dev/null
   done
   echo
   cat "$runs/table.md"
