@@ -1,5 +1,6 @@
 // The multi-task model: parameter names, the shared/task split, freezing, the
 // two forward halves, siamese and cross inputs, twins, and its user errors.
+#include <functional>
 #include <set>
 
 #include <torch/torch.h>
@@ -34,6 +35,24 @@ MultitaskModel tiny_model() {
   MultitaskModel model(tiny_encoder(tiny_config()), three_heads());
   model->eval();
   return model;
+}
+
+// A model with every head kind, made once with each PAL kind (rank 4, two
+// heads) after torch::manual_seed(seed), in eval mode (no dropout), for body.
+void with_every_pal_kind(uint64_t seed,
+                         const std::function<void(MultitaskModel&, const std::vector<HeadSpec>&)>& body) {
+  const auto heads = mtbert::test::every_head_kind();
+  PalConfig pals;
+  pals.rank = 4;
+  pals.heads = 2;
+  for (const PalKind kind : {PalKind::none, PalKind::parallel, PalKind::top}) {
+    pals.kind = kind;
+    INFO("PALs " << static_cast<int>(kind));
+    torch::manual_seed(seed);
+    MultitaskModel model(tiny_encoder(tiny_config()), heads, pals);
+    model->eval();
+    body(model, heads);
+  }
 }
 
 std::set<const void*> identities(const std::vector<torch::Tensor>& tensors) {
@@ -358,16 +377,7 @@ TEST_CASE("a parallel PAL joins each layer as LN(a + FFN(a) + PAL_l(h)), h the l
 
 TEST_CASE("one encoder pass over several tasks' batches gives each task's own forward, every head kind and PAL kind",
           "[models][multitask][join]") {
-  const auto heads = mtbert::test::every_head_kind();
-  PalConfig pals;
-  pals.rank = 4;
-  pals.heads = 2;
-  for (const PalKind kind : {PalKind::none, PalKind::parallel, PalKind::top}) {
-    pals.kind = kind;
-    INFO("PALs " << static_cast<int>(kind));
-    torch::manual_seed(9);
-    MultitaskModel model(tiny_encoder(tiny_config()), heads, pals);
-    model->eval();
+  with_every_pal_kind(9, [](MultitaskModel& model, const std::vector<HeadSpec>& heads) {
     const auto batches = mtbert::test::batch_per_head(heads, 10);
     std::vector<const TaskBatch*> all;
     for (const auto& b : batches) all.push_back(&b);
@@ -380,7 +390,7 @@ TEST_CASE("one encoder pass over several tasks' batches gives each task's own fo
       // Padding is masked; only the order of sums over keys and tokens moves.
       CHECK(torch::allclose(outputs[k], own, 1e-5, 1e-6));
     }
-  }
+  });
 }
 
 // A batch whose rows are all full length, marked so by its producer
@@ -389,16 +399,7 @@ TEST_CASE("one encoder pass over several tasks' batches gives each task's own fo
 // all-ones mask, for every head kind and PAL kind, alone and joined.
 TEST_CASE("an unpadded batch runs without a mask and gives the masked outputs, every head kind and PAL kind",
           "[models][multitask][join]") {
-  const auto heads = mtbert::test::every_head_kind();
-  PalConfig pals;
-  pals.rank = 4;
-  pals.heads = 2;
-  for (const PalKind kind : {PalKind::none, PalKind::parallel, PalKind::top}) {
-    pals.kind = kind;
-    INFO("PALs " << static_cast<int>(kind));
-    torch::manual_seed(10);
-    MultitaskModel model(tiny_encoder(tiny_config()), heads, pals);
-    model->eval();
+  with_every_pal_kind(10, [](MultitaskModel& model, const std::vector<HeadSpec>& heads) {
     auto masked = mtbert::test::batch_per_head(heads, 11, /*close_lengths=*/true);
     auto unmasked = masked;
     std::vector<const TaskBatch*> all_masked, all_unmasked;
@@ -426,7 +427,7 @@ TEST_CASE("an unpadded batch runs without a mask and gives the masked outputs, e
     const auto joined = model->forward_joined(joined_unmasked);
     const auto joined_masked = model->forward_joined(join_batches(all_masked));
     for (size_t k = 0; k < masked.size(); ++k) CHECK(torch::equal(joined[k], joined_masked[k]));
-  }
+  });
 }
 
 // The pooler runs only for a head that pools with it; the heads' outputs are
