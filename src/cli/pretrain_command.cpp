@@ -8,7 +8,6 @@
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/path_checks.h"
-#include "cli/run_inputs.h"
 #include "cli/run_job.h"
 #include "config/pretrain_config.h"
 #include "core/runtime.h"
@@ -28,18 +27,10 @@ struct MaskedLmPretraining {
   using Trainer = Pretrainer;
   static constexpr const char* command = "pretrain";
   static constexpr const char* config_file = "PRETRAIN.yaml";
-
-  // --threads is recorded as the run's `threads` (see train's).
-  static Config load_new(const RunArgs& args, const ConfigArguments& given) {
-    PretrainConfig config = load_pretrain_config(given.path, given.overrides,
-                                                 std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
-    if (args.threads >= 0) config.threads = args.threads;
-    check_device_available(config.device);  // before the run folder, tokenizer or corpus
-    check_run_inputs(given.path, config.model.pretrained, first_missing_input(config));
-    return config;
+  static Config load(const fs::path& file, const std::vector<std::string>& overrides,
+                     const std::vector<fs::path>& overlays) {
+    return load_pretrain_config(file, overrides, overlays);
   }
-  static Config load_resolved(const fs::path& file) { return load_pretrain_config(file); }
-  static std::string canonical(const fs::path& file) { return resolved_yaml(load_pretrain_config(file)); }
   static Job start(const Config& config, const RunDirectory& run) { return start_pretraining(config, run); }
   static Job join(const Config& config, const RunDirectory& run) { return join_pretraining(config, run); }
   static Job reopen(const RunDirectory& run) { return reopen_pretraining(run); }

@@ -7,9 +7,7 @@
 //   using Config, Job, Trainer;   its config, what trains (built from the
 //                                 config and run folder), and its trainer
 //   command, config_file          "train", "CONFIG.yaml": its wording
-//   load_new(args, given)         a new run's config, checked before anything starts
-//   load_resolved(file)           a run folder's config.resolved.yaml
-//   canonical(file)               that file in canonical form (check_resume)
+//   load(file, overrides, overlays)  its config file read (load_experiment, ...)
 //   start(config, run)            rank 0 of a new run: writes the run's files
 //   join(config, run)             the other ranks of a new run: read them
 //   reopen(run)                   a run to resume, rebuilt from its folder
@@ -26,11 +24,13 @@
 
 #include "cli/commands.h"
 #include "cli/run_folders.h"
+#include "cli/run_inputs.h"
 #include "cli/run_ranks.h"
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "dist/communicator.h"
 #include "dist/launch_env.h"
+#include "train/experiment.h"
 #include "train/interrupt.h"
 #include "train/run_directory.h"
 #include "train/run_lock.h"
@@ -40,6 +40,33 @@
 namespace mtbert::cli {
 
 namespace run_job_detail {
+
+// A new run's config. --threads is recorded as the run's `threads`
+// (config.resolved.yaml), so that the record says what the run used and a
+// resume without it uses the same. The device and the files the run reads are
+// checked before the run folder, the tokenizer, the data or the ranks start:
+// a missing file is named with its key.
+template <class Kind>
+typename Kind::Config load_new(const RunArgs& args, const ConfigArguments& given) {
+  const std::vector<std::filesystem::path> overlays(args.overlays.begin(), args.overlays.end());
+  typename Kind::Config config = Kind::load(given.path, given.overrides, overlays);
+  if (args.threads >= 0) config.threads = args.threads;
+  check_device_available(config.device);
+  check_run_inputs(given.path, config.model.pretrained, first_missing_input(config));
+  return config;
+}
+
+// A run folder's config.resolved.yaml.
+template <class Kind>
+typename Kind::Config load_resolved(const std::filesystem::path& file) {
+  return Kind::load(file, {}, {});
+}
+
+// That file in canonical form, to compare with the config of a resume (check_resume).
+template <class Kind>
+std::string canonical(const std::filesystem::path& file) {
+  return resolved_yaml(load_resolved<Kind>(file));
+}
 
 // Trains `job` in `run` to its end, or to a stop signal (exit code 128 + N).
 template <class Kind>
@@ -85,14 +112,14 @@ void run_here(const RunArgs& args, const ConfigArguments& given) {
   if (!args.resume.empty()) {
     const auto [lock, state] = lock_to_resume(args.resume, Kind::command);
     if (run_is_done(state.status)) return tell_finished<Kind>(args, state);
-    check_resume(args, Kind::canonical);
+    check_resume(args, canonical<Kind>);
     const RunDirectory run(args.resume);
     typename Kind::Job job = Kind::reopen(run);
     set_thread_count(args.threads >= 0 ? args.threads : job.config.threads);
     train_to_end<Kind>(job, run, /*resume=*/true, args, nullptr);
     return;
   }
-  const typename Kind::Config config = Kind::load_new(args, given);
+  const typename Kind::Config config = load_new<Kind>(args, given);
   const RunDirectory run = new_run_folder(args.out, config.output_dir);
   in_fresh_run_folder(run, Kind::command, [&] {
     start_logged<Kind>(config, run, 1, set_thread_count(config.threads));  // --threads is in it
@@ -108,7 +135,7 @@ void run_rank(const RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
   if (env.rank > 0) spdlog::set_level(spdlog::level::warn);  // rank 0 speaks for the job
   if (!args.resume.empty()) {
     const RunDirectory run(args.resume);
-    const typename Kind::Config config = Kind::load_resolved(run.resolved_config());
+    const typename Kind::Config config = load_resolved<Kind>(run.resolved_config());
     Communicator comm(env, communicator_options(config.distributed, config.device));
     std::optional<RunLock> lock;
     bool done = false;
@@ -117,7 +144,7 @@ void run_rank(const RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
       lock.emplace(std::move(held));
       done = run_is_done(state.status);
       if (done) tell_finished<Kind>(args, state);
-      else check_resume(args, Kind::canonical);
+      else check_resume(args, canonical<Kind>);
     }
     if (comm.any(done)) return;
     typename Kind::Job job = Kind::reopen(run);
@@ -125,7 +152,7 @@ void run_rank(const RunArgs& args, const LaunchEnv& env, const ConfigArguments& 
     train_to_end<Kind>(job, run, /*resume=*/true, args, &comm);
     return;
   }
-  const typename Kind::Config config = Kind::load_new(args, given);
+  const typename Kind::Config config = load_new<Kind>(args, given);
   const RunDirectory run = new_run_folder(args.out, config.output_dir);
   Communicator comm(env, communicator_options(config.distributed, config.device));
   if (comm.is_main()) {
@@ -152,10 +179,10 @@ void launch(const RunArgs& args, const ConfigArguments& given) {
   if (!args.resume.empty()) {
     const RunState state = resumable_run(args.resume, Kind::command);  // the lock is rank 0's
     if (run_is_done(state.status)) return tell_finished<Kind>(args, state);
-    check_resume(args, Kind::canonical);
-    timeout_seconds = Kind::load_resolved(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
+    check_resume(args, canonical<Kind>);
+    timeout_seconds = load_resolved<Kind>(RunDirectory(args.resume).resolved_config()).distributed.timeout_seconds;
   } else {
-    const typename Kind::Config config = Kind::load_new(args, given);
+    const typename Kind::Config config = load_new<Kind>(args, given);
     const RunDirectory run = new_run_folder(args.out, config.output_dir);
     check_fresh_run_folder(run.root(), Kind::command);
     launched.out = run.root().string();

@@ -7,7 +7,6 @@
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
 #include "cli/path_checks.h"
-#include "cli/run_inputs.h"
 #include "cli/run_job.h"
 #include "cli/run_reporting.h"
 #include "config/experiment_config.h"
@@ -28,21 +27,10 @@ struct FineTuning {
   using Trainer = mtbert::Trainer;
   static constexpr const char* command = "train";
   static constexpr const char* config_file = "CONFIG.yaml";
-
-  // --threads is recorded as the run's `threads` (config.resolved.yaml), so
-  // that the record says what the run used and a resume without it uses the
-  // same. The files are checked before the run folder, the tokenizer or the
-  // ranks start: a missing one is named with its key.
-  static Config load_new(const RunArgs& args, const ConfigArguments& given) {
-    ExperimentConfig config = load_experiment(given.path, given.overrides,
-                                              std::vector<fs::path>(args.overlays.begin(), args.overlays.end()));
-    if (args.threads >= 0) config.threads = args.threads;
-    check_device_available(config.device);  // before the run folder, the tokenizer or the data
-    check_run_inputs(given.path, config.model.pretrained, first_missing_input(config));
-    return config;
+  static Config load(const fs::path& file, const std::vector<std::string>& overrides,
+                     const std::vector<fs::path>& overlays) {
+    return load_experiment(file, overrides, overlays);
   }
-  static Config load_resolved(const fs::path& file) { return load_experiment(file); }
-  static std::string canonical(const fs::path& file) { return resolved_yaml(load_experiment(file)); }
   static Job start(const Config& config, const RunDirectory& run) { return start_experiment(config, run); }
   static Job join(const Config& config, const RunDirectory& run) { return join_experiment(config, run); }
   static Job reopen(const RunDirectory& run) { return open_run(run.root(), /*checkpoint=*/"").experiment; }
