@@ -6,13 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 times=()
-phase_start=$SECONDS
 timed() {  # timed NAME COMMAND...: runs it and records how long it took
-  local name="$1" status=0
+  local name="$1" status=0 start=$SECONDS
   shift
-  phase_start=$SECONDS
   "$@" || status=$?
-  times+=("$name $((SECONDS - phase_start)) s")
+  times+=("$name $((SECONDS - start)) s")
   return "$status"
 }
 report_times() { [ ${#times[@]} -eq 0 ] || echo "test.sh: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"; }
