@@ -2,9 +2,9 @@
 
 #include <cstdlib>
 
-#include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "support/user_error_of.h"
 
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::EndsWith;
@@ -37,12 +37,7 @@ std::filesystem::path base_yaml() { return mtbert::test::source_dir() / "experim
 std::string error_of(const mtbert::test::TempDir& dir, const std::string& text,
                      const std::vector<std::string>& overrides = {}, const std::string& name = "x.yaml") {
   const auto path = dir.write(name, text);
-  try {
-    mtbert::load_experiment(path, overrides);
-  } catch (const mtbert::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return mtbert::test::user_error_of([&] { mtbert::load_experiment(path, overrides); });
 }
 
 const char* const kMinimal = "tasks:\n  sst:\n    train: a.csv\n";

@@ -2,9 +2,9 @@
 // the value's file and line, before a run folder exists.
 #include "config/pretrain_config.h"
 
-#include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "support/user_error_of.h"
 
 using Catch::Matchers::EndsWith;
 
@@ -13,12 +13,7 @@ namespace {
 const char* const kMinimal = "corpus: {files: [a.txt]}\n";
 
 std::string error_of(const mtbert::test::TempDir& dir, const std::string& text) {
-  try {
-    mtbert::load_pretrain_config(dir.write("p.yaml", text));
-  } catch (const mtbert::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return mtbert::test::user_error_of([&] { mtbert::load_pretrain_config(dir.write("p.yaml", text)); });
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "support/catch.h"
+#include "support/user_error_of.h"
 
 #include "core/user_error.h"
 
@@ -23,12 +24,7 @@ LaunchEnv parse(const Vars& vars) {
 
 // The one-line message of the UserError that parsing `vars` throws.
 std::string error_of(const Vars& vars) {
-  try {
-    parse(vars);
-  } catch (const mtbert::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return mtbert::test::user_error_of([&] { parse(vars); });
 }
 
 }  // namespace

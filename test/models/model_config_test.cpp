@@ -3,9 +3,9 @@
 // one-line errors for values no encoder can be built from.
 #include <nlohmann/json.hpp>
 
-#include "core/user_error.h"
 #include "models/model_config.h"
 #include "support/test_support.h"
+#include "support/user_error_of.h"
 
 using namespace mtbert;
 using Catch::Matchers::ContainsSubstring;
@@ -70,12 +70,7 @@ TEST_CASE("model sizes are bounded before anything is allocated, bert-base has H
   auto error_of = [&](auto change) {
     ModelConfig c = bert_base;
     change(c);
-    try {
-      c.validate("x.yaml:3: model.config");
-    } catch (const mtbert::UserError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
+    return mtbert::test::user_error_of([&] { c.validate("x.yaml:3: model.config"); });
   };
   CHECK_THAT(error_of([](ModelConfig& c) { c.vocab_size = int64_t{1} << 40; }),
              ContainsSubstring("x.yaml:3: model.config: vocab_size 1099511627776 is above the limit of 4194304"));

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "support/user_error_of.h"
 #include "sweep/sweep_expansion.h"
 
 using Catch::Matchers::ContainsSubstring;
@@ -14,12 +14,7 @@ using Catch::Matchers::Equals;
 namespace {
 
 std::string error_of(const mtbert::test::TempDir& dir, const std::string& text) {
-  try {
-    mtbert::load_report_table(dir.write("t.yaml", text));
-  } catch (const mtbert::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return mtbert::test::user_error_of([&] { mtbert::load_report_table(dir.write("t.yaml", text)); });
 }
 
 const char* const kHead = "sweep: s.yaml\ncolumns: {sst: SST, overall: Overall}\n";

@@ -2,9 +2,9 @@
 // and key.
 #include "sweep/sweep_spec.h"
 
-#include "core/user_error.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "support/user_error_of.h"
 
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::Equals;
@@ -12,12 +12,7 @@ using Catch::Matchers::Equals;
 namespace {
 
 std::string error_of(const mtbert::test::TempDir& dir, const std::string& text) {
-  try {
-    mtbert::load_sweep(dir.write("s.yaml", text));
-  } catch (const mtbert::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return mtbert::test::user_error_of([&] { mtbert::load_sweep(dir.write("s.yaml", text)); });
 }
 
 }  // namespace
