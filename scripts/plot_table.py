@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws a report table's rows with their intervals, as one PNG.
 
-    plot_table.py TABLE.csv [--title TEXT] [--out FILE]
+    plot_table.py TABLE.csv... [--title TEXT] [--out FILE]...
 
 TABLE.csv is what `mtbert report TABLE.yaml --format csv` writes. One panel
 per column of the table (SST, Quora, STS, overall), one line per row:
@@ -15,8 +15,10 @@ per column of the table (SST, Quora, STS, overall), one line per row:
   deviation as a bar, and the paper's number as a cross where it has one.
 
 Dev rows only (test rows have no intervals); rows without a finished run are
-listed as such. The PNG (default: TABLE.png beside the CSV) is written under
-a temporary name and renamed into place. A CSV that is not a report's is one
+listed as such. The PNG (default: TABLE.png beside the CSV; with --out, one
+per CSV in their order) is written under a temporary name and renamed into
+place. Several CSVs (a table and its comparisons against other rows) are
+drawn in one process, each read before the first is drawn. A CSV that is not a report's is one
 line on stderr, `plot_table: error: ...`, naming the file, and exit code 2.
 """
 import csv
@@ -32,10 +34,14 @@ COLUMN_PARTS = ("paper", "ours", "std", "n", "diff")
 
 def parse_args(argv):
     parser = ArgumentParser(prog=PROG, description="A report table's rows with their intervals.")
-    parser.add_argument("table", type=Path, metavar="TABLE.csv")
-    parser.add_argument("--title", help="the figure's title (default: the CSV's file name)")
-    parser.add_argument("--out", type=Path, help="the PNG (default: TABLE.png beside the CSV)")
-    return parser.parse_args(argv)
+    parser.add_argument("tables", type=Path, nargs="+", metavar="TABLE.csv")
+    parser.add_argument("--title", help="the figures' title (default: each CSV's file name)")
+    parser.add_argument("--out", type=Path, action="append",
+                        help="the PNG, once per CSV in their order (default: TABLE.png beside each CSV)")
+    args = parser.parse_args(argv)
+    if args.out is not None and len(args.out) != len(args.tables):
+        parser.error(f"{len(args.tables)} CSV file(s) but {len(args.out)} --out: give one --out per CSV, or none")
+    return args
 
 
 def _number(text, where):
@@ -139,10 +145,11 @@ def plot_table(table, title):
 
 def draw(argv):
     args = parse_args(argv)
-    table = ReportTable(args.table)
-    out = args.out if args.out is not None else args.table.with_suffix(".png")
-    title = args.title if args.title is not None else args.table.stem
-    print(f"table figure: {save_png(plot_table(table, title), out)}")
+    tables = [ReportTable(path) for path in args.tables]
+    outs = args.out if args.out is not None else [path.with_suffix(".png") for path in args.tables]
+    for table, out in zip(tables, outs):
+        title = args.title if args.title is not None else table.path.stem
+        print(f"table figure: {save_png(plot_table(table, title), out)}")
 
 
 def main(argv=None):

@@ -63,42 +63,41 @@ if [ -z "$redraw" ]; then
   done
 fi
 
-# report TABLE SWEEP OUT [ARGS...]: the table in md, csv and tex (one pass), and its chart.
+# report TABLE SWEEP OUT [STEM=LABEL...]: the table in md, csv and tex, again
+# against the row LABEL as STEM.{md,csv,tex} beside OUT for each STEM=LABEL,
+# and the charts: one mtbert and one Python process per table.
 report() {
   local table="$1" sweep="$2" out="$3"; shift 3
+  local outs=("$out") also=() pair
+  for pair in "$@"; do
+    also+=(--also-against "$pair")
+    outs+=("$(dirname "$out")/${pair%%=*}")
+  done
   "$mtbert" report "$table" --sweep "experiments/sweeps/small/$sweep.yaml" --runs "$runs/$sweep" \
-    -o "$out.md" -o "$out.csv" -o "$out.tex" "$@"
-  local figure="${out#"$root"/}"
-  "$python" scripts/plot_table.py "$out.csv" --out "$figures/${figure//\//-}.png" \
+    -o "$out.md" -o "$out.csv" -o "$out.tex" "${also[@]}"
+  local csvs=() pngs=() each figure
+  for each in "${outs[@]}"; do
+    figure="${each#"$root"/}"
+    csvs+=("$each.csv")
+    pngs+=(--out "$figures/${figure//\//-}.png")
+  done
+  "$python" scripts/plot_table.py "${csvs[@]}" "${pngs[@]}" \
     --title "$(sed -n 's/^title: "\(.*\)"$/\1/p' "$table") (small scale)"
 }
 mkdir -p "$figures"
 for table in final_table1 pal_table1 deberta_table2; do mkdir -p "$root/$table"; done
-for table in final_table1 pal_table1 deberta_table2; do
-  report "experiments/tables/$table.yaml" "$table" "$root/$table/table"
-done
-report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained"
-report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not" \
-  --against "not pretrained (BERT weights, EMD)"
-report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-emd" \
-  --against "pretrained with EMD"
-report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained-vs-not-noemd" \
-  --against "not pretrained (BERT weights, no EMD)"
-report experiments/tables/small/deberta_p2p.yaml deberta_table2 "$root/deberta_table2/p2p"
 # Each row of the final and DeBERTa tables adds one thing to the row above
 # it, and the PAL report reads its frozen rows against each other: the claims
-# of REPRODUCTION.md compare those pairs too.
-while IFS='|' read -r table name against; do
-  report "experiments/tables/$table.yaml" "$table" "$root/$table/vs-$name" --against "$against"
-done <<'PAIRS'
-final_table1|gradient_surgery|baseline + gradient surgery
-final_table1|cosine|cosine similarity (GS)
-final_table1|dropout|+ dropout
-pal_table1|frozen|frozen BERT
-deberta_table2|disentangled|disentangled attention
-deberta_table2|log_bucket|+ log bucketing
-deberta_table2|emd|+ enhanced mask decoder
-PAIRS
+# of REPRODUCTION.md compare those pairs too (vs-NAME beside each table).
+report experiments/tables/final_table1.yaml final_table1 "$root/final_table1/table" \
+  "vs-gradient_surgery=baseline + gradient surgery" "vs-cosine=cosine similarity (GS)" "vs-dropout=+ dropout"
+report experiments/tables/pal_table1.yaml pal_table1 "$root/pal_table1/table" "vs-frozen=frozen BERT"
+report experiments/tables/deberta_table2.yaml deberta_table2 "$root/deberta_table2/table" \
+  "vs-disentangled=disentangled attention" "vs-log_bucket=+ log bucketing" "vs-emd=+ enhanced mask decoder"
+report experiments/tables/small/deberta_pretrained.yaml deberta_table2 "$root/deberta_table2/pretrained" \
+  "pretrained-vs-not=not pretrained (BERT weights, EMD)" "pretrained-vs-emd=pretrained with EMD" \
+  "pretrained-vs-not-noemd=not pretrained (BERT weights, no EMD)"
+report experiments/tables/small/deberta_p2p.yaml deberta_table2 "$root/deberta_table2/p2p"
 
 # Training curves of one row per table (its first seed).
 for run in final_table1/smart pal_table1/finetuned_pal deberta_table2/pretrained_emd; do

@@ -38,6 +38,7 @@ struct ReportArgs {
   std::vector<std::string> outputs;
   std::string against;
   bool against_given = false;  // --against "" turns the table's comparison off
+  std::vector<std::string> also_against;  // STEM=LABEL
   int64_t bootstrap_samples = 2000;
 };
 
@@ -58,6 +59,43 @@ std::vector<std::pair<std::string, ReportFormat>> output_formats(const ReportArg
     out.emplace_back(output, report_format_from_name(name));
   }
   return out;
+}
+
+// One more version of a report's outputs: the same table against another
+// reference row, written beside each --output under another stem.
+struct ExtraComparison {
+  std::string stem;
+  std::string against;
+};
+
+// --also-against STEM=LABEL, each checked before anything is read: a plain
+// file stem, given once, whose files are none of the --output files.
+std::vector<ExtraComparison> extra_comparisons(const ReportArgs& args) {
+  std::vector<ExtraComparison> out;
+  if (!args.also_against.empty() && args.outputs.empty())
+    throw UserError("--also-against writes each --output again under another name: give --output (-o) too");
+  for (const auto& entry : args.also_against) {
+    const auto eq = entry.find('=');
+    const std::string stem = eq == std::string::npos ? "" : entry.substr(0, eq);
+    if (stem.empty() || eq + 1 == entry.size())
+      throw UserError(fmt::format("--also-against {}: expected STEM=LABEL, e.g. vs-cosine=\"cosine similarity\"",
+                                  entry));
+    if (stem.find('/') != std::string::npos || stem == "." || stem == "..")
+      throw UserError(fmt::format("--also-against {}: {} is a file name without folder or extension", entry, stem));
+    for (const auto& earlier : out)
+      if (earlier.stem == stem) throw UserError(fmt::format("--also-against {}: {} is given twice", entry, stem));
+    for (const auto& output : args.outputs)
+      if (fs::path(output).stem() == stem)
+        throw UserError(fmt::format("--also-against {}: would write over --output {}", entry, output));
+    out.push_back({stem, entry.substr(eq + 1)});
+  }
+  return out;
+}
+
+// `output` with its file stem replaced: out/table.md -> out/vs-x.md.
+std::string with_stem(const std::string& output, const std::string& stem) {
+  const fs::path path(output);
+  return (path.parent_path() / (stem + path.extension().string())).string();
 }
 
 // An explicit --runs that is no folder is a mistyped path, not a sweep
@@ -105,16 +143,24 @@ void collect(const ReportArgs& args, ReportInputs& in) {
 
 void run_report(const ReportArgs& args) {
   const auto outputs = output_formats(args);
+  const auto extras = extra_comparisons(args);
   if (!args.runs.empty()) check_runs_folder(args.runs);
   ReportInputs in;
   collect(args, in);
-  ReportResult& result = in.result;  // points into in.table: `in` stays where it is
-  const std::string against = args.against_given ? args.against : in.table.against;
-  if (!against.empty()) {
-    BootstrapOptions options;
-    options.samples = args.bootstrap_samples;
-    compare_rows(result, against, options);
-  }
+  // The result points into in.table, which stays where it is; each
+  // comparison fills its own copy, with the same bootstrap seed as a report
+  // of that comparison alone. All are made before any warning or file: a
+  // reference row that is no row is the one line of its error.
+  BootstrapOptions options;
+  options.samples = args.bootstrap_samples;
+  const auto compared = [&](const std::string& against) {
+    ReportResult result = in.result;
+    if (!against.empty()) compare_rows(result, against, options);
+    return result;
+  };
+  const ReportResult result = compared(args.against_given ? args.against : in.table.against);
+  std::vector<ReportResult> others;
+  for (const auto& extra : extras) others.push_back(compared(extra.against));
   if (report_has_smoke_runs(result))
     spdlog::warn("{}: these runs are tagged smoke: their numbers prove the pipeline, not the papers' results",
                  in.root.string());
@@ -129,11 +175,14 @@ void run_report(const ReportArgs& args) {
   }
   // Every text is made before the first is written: a table that cannot be
   // formatted leaves no file of it behind.
-  std::vector<std::string> texts;
-  for (const auto& [output, format] : outputs) texts.push_back(format_report(result, format));
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    write_text_atomically(outputs[i].first, texts[i]);
-    spdlog::info("wrote {}", outputs[i].first);
+  std::vector<std::pair<std::string, std::string>> files;  // path, text
+  for (const auto& [output, format] : outputs) files.emplace_back(output, format_report(result, format));
+  for (size_t i = 0; i < extras.size(); ++i)
+    for (const auto& [output, format] : outputs)
+      files.emplace_back(with_stem(output, extras[i].stem), format_report(others[i], format));
+  for (const auto& [path, text] : files) {
+    write_text_atomically(path, text);
+    spdlog::info("wrote {}", path);
   }
 }
 
@@ -163,6 +212,10 @@ void add_report_command(CLI::App& app) {
                                   "Compare every row with the row of this label: differences on dev with 95% "
                                   "paired-bootstrap intervals over dev examples (default: the table's `against:`; "
                                   "\"\": none)");
+  cmd->add_option("--also-against", args->also_against,
+                  "STEM=LABEL: also write each --output as STEM.<ext> beside it, every row against the row LABEL; "
+                  "repeat it for several reference rows, all from one pass over the runs")
+      ->allow_extra_args(false);
   cmd->add_option("--bootstrap-samples", args->bootstrap_samples, "Bootstrap samples of the intervals")
       ->check(whole_number(100, 1000000));
   cmd->callback([args, against, format] {

@@ -172,6 +172,24 @@ check "  ... tex from its extension" grep -q '\\toprule' all.tex
 expect_error "--format with several --output" "--format with several --output" -- \
   report tables/against.yaml --format csv -o a.csv -o b.csv
 expect_error "an --output given twice" "--output ./all.md: the same file as --output all.md" -- report tables/against.yaml -o all.md -o ./all.md
+"$bin" report tables/against.yaml --bootstrap-samples 200 --against "both seeds" --format csv >vs-both-200.csv 2>/dev/null
+mkdir -p several
+"$bin" report tables/against.yaml --bootstrap-samples 200 -o several/all.md -o several/all.csv \
+  --also-against "vs-both=both seeds" 2>/dev/null
+check "--also-against: the table's comparison as before" cmp -s several/all.md against.md
+check "  ... and the other reference beside it, as a report of that comparison alone" \
+  cmp -s several/vs-both.csv vs-both-200.csv
+check "  ... in each --output's format" grep -q '^### Against both seeds$' several/vs-both.md
+expect_error "--also-against without STEM=" "--also-against both seeds: expected STEM=LABEL" -- \
+  report tables/against.yaml -o x.md --also-against "both seeds"
+expect_error "--also-against onto an --output" "--also-against all=seed 2: would write over --output several/all.md" -- \
+  report tables/against.yaml -o several/all.md --also-against "all=seed 2"
+expect_error "--also-against without --output" "--also-against writes each --output again" -- \
+  report tables/against.yaml --also-against "x=seed 2"
+rm -f several/vs-x.md
+expect_error "--also-against an unknown row writes nothing" 'against: no row "seed 9"' -- \
+  report tables/against.yaml -o several/new.md --also-against "vs-x=seed 9"
+check "  ... not even the table's own output" test ! -e several/new.md -a ! -e several/vs-x.md
 expect_error "an unknown reference row" 'against: no row "seed 3" in tables/against.yaml (did you mean "seed 1"?)' -- \
   report tables/against.yaml --against "seed 3"
 expect_error "a test row as reference" 'row "test" of tables/against.yaml cannot be the reference: its split is test' -- \

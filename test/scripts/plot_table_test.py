@@ -66,6 +66,28 @@ def test_means_without_a_reference_row():
         assert plot_table.ReportTable(csv).against is None
 
 
+def test_several_tables_in_one_call():
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        first = write(tmp / "table.csv", [HEADER + ",tags,notes", "frozen,frozen,dev,3,3,0.3,0.25,0.02,3,-0.05,0.5,0.45,"
+                                          "0.01,3,-0.05,small,"])
+        second = write(tmp / "vs.csv", [
+            COMPARED,
+            "baseline,baseline,dev,3,3,0.453,0.30,0.01,3,-0.15,0.635,0.55,0.01,3,-0.08,baseline,,,,,,,small,",
+            "GS,gs,dev,3,3,0.492,0.33,0.02,3,-0.16,0.654,0.56,0.01,3,-0.09,baseline,0.03,0.01,0.05,0.01,-0.01,0.03,"
+            "small,",
+        ])
+        code, out, err = plot(first, second, "--out", tmp / "a.png", "--out", tmp / "b.png", "--title", "T")
+        assert code == 0 and err == "", err
+        assert is_png(tmp / "a.png") and is_png(tmp / "b.png") and out.count("table figure:") == 2
+        code, _, err = plot(first, second, "--out", tmp / "c.png")
+        assert code == 2 and "2 CSV file(s) but 1 --out" in err and err.count("\n") == 1, err
+        assert not (tmp / "c.png").exists()
+        code, _, err = plot(first, tmp / "absent.csv", "--out", tmp / "d.png", "--out", tmp / "e.png")
+        assert code == 2 and "absent.csv does not exist" in err, err
+        assert not (tmp / "d.png").exists(), "every CSV is read before the first figure is drawn"
+
+
 def test_bad_inputs_are_one_line_errors():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
