@@ -30,7 +30,7 @@
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
-if [[ "$(id -u)" -ne 0 ]]; then exec sudo --preserve-env=MTBERT_CHROOTS,MTBERT_BUILD_JOBS,MTBERT_TEST_JOBS,MTBERT_UNITY_BUILD "$0" "$@"; fi
+if [[ "$(id -u)" -ne 0 ]]; then exec sudo --preserve-env=MTBERT_CHROOTS,MTBERT_BUILD_JOBS,MTBERT_TEST_JOBS,MTBERT_UNITY_BUILD,CCACHE_DISABLE "$0" "$@"; fi
 
 fresh=0 ci=0 run="" carry=()
 while [[ $# -gt 0 && "$1" == --* ]]; do
@@ -152,7 +152,7 @@ status=0
 chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   MTBERT_BUILD_JOBS="${MTBERT_BUILD_JOBS:-2}" MTBERT_TEST_JOBS="${MTBERT_TEST_JOBS:-2}" \
-  MTBERT_UNITY_BUILD="${MTBERT_UNITY_BUILD:-0}" \
+  MTBERT_UNITY_BUILD="${MTBERT_UNITY_BUILD:-0}" ${CCACHE_DISABLE+CCACHE_DISABLE="$CCACHE_DISABLE"} \
   bash -c "cd /mtbert/main && $inner" || status=$?
 phase "$inner ended with status $status"
 exit "$status"
