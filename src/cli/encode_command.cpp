@@ -63,9 +63,12 @@ void run_encode(const EncodeArgs& args) {
   PretrainedModel pretrained = load_pretrained(args.model_dir);
   TokenBatch inputs = args.input.empty() ? inputs_from_texts(args, pretrained.config)
                                             : inputs_from_file(args.input, pretrained.config);
+  // Read from the (host) mask itself: a file's mask may hold zeros anywhere.
+  // Without any, attention runs without a mask bias.
+  inputs.padded = inputs.attention_mask.eq(0).any().item<bool>();
 
   c10::InferenceMode inference;  // no autograd records, no version counters
-  EncoderOutput out = pretrained.model(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids);
+  EncoderOutput out = pretrained.model(inputs.input_ids, inputs.encoder_mask(), inputs.token_type_ids);
 
   std::map<std::string, torch::Tensor> result{{"last_hidden_state", out.last_hidden_state}};
   if (out.pooler_output.defined()) result.emplace("pooler_output", out.pooler_output);

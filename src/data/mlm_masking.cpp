@@ -37,8 +37,10 @@ MaskedBatch mask_segments(const std::vector<std::vector<int64_t>>& segments, con
   auto attention = torch::zeros({batch, length}, torch::kLong);
   auto* id = ids.data_ptr<int64_t>();
   auto* att = attention.data_ptr<int64_t>();
+  bool padded = false;
   for (int64_t b = 0; b < batch; ++b) {
     const auto& s = segments[static_cast<size_t>(b)];
+    padded = padded || static_cast<int64_t>(s.size()) + 2 < length;
     int64_t* row = id + b * length;
     row[0] = vocabulary.ids.cls;
     std::copy(s.begin(), s.end(), row + 1);
@@ -88,6 +90,7 @@ MaskedBatch mask_segments(const std::vector<std::vector<int64_t>>& segments, con
   out.inputs.input_ids = ids;
   out.inputs.attention_mask = attention;
   out.inputs.token_type_ids = torch::zeros_like(ids);
+  out.inputs.padded = padded;
   return out;
 }
 
@@ -101,6 +104,7 @@ MaskedBatch masked_rows(const MaskedBatch& batch, int64_t begin, int64_t end) {
   out.inputs.input_ids = batch.inputs.input_ids.slice(0, begin, end).slice(1, 0, kept).contiguous();
   out.inputs.attention_mask = attention.slice(1, 0, kept).contiguous();
   out.inputs.token_type_ids = batch.inputs.token_type_ids.slice(0, begin, end).slice(1, 0, kept).contiguous();
+  out.inputs.padded = end > begin && attention.sum(1).min().item<int64_t>() < kept;
   const auto row = batch.positions.div(length, "floor");
   const auto mine = row.ge(begin).logical_and(row.lt(end));
   const auto column = batch.positions.remainder(length).masked_select(mine);

@@ -43,7 +43,7 @@ struct VocabularyTraits {
 VocabularyTraits vocabulary_traits(const Tokenizer& tokenizer);
 
 struct MaskedBatch {
-  TokenBatch inputs;        // [CLS] ids [SEP], padded; chosen tokens replaced
+  TokenBatch inputs;        // [CLS] ids [SEP], padded (inputs.padded: some row is shorter); chosen tokens replaced
   torch::Tensor positions;  // [M] int64: flat indices into [B, N] of the chosen tokens
   torch::Tensor labels;     // [M] int64: their original ids
 };

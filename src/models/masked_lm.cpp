@@ -39,13 +39,13 @@ void MaskedLmImpl::initialize_head() {
 }
 
 torch::Tensor MaskedLmImpl::logits_at(const TokenBatch& inputs, const torch::Tensor& positions) {
-  auto hidden = bert->forward(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids).last_hidden_state;
+  auto hidden = bert->forward(inputs.input_ids, inputs.encoder_mask(), inputs.token_type_ids).last_hidden_state;
   auto picked = hidden.reshape({-1, hidden.size(-1)}).index_select(0, positions);
   return predictions(picked, bert->embeddings->word_embeddings->weight);
 }
 
 torch::Tensor MaskedLmImpl::logits(const TokenBatch& inputs) {
-  auto hidden = bert->forward(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids).last_hidden_state;
+  auto hidden = bert->forward(inputs.input_ids, inputs.encoder_mask(), inputs.token_type_ids).last_hidden_state;
   return predictions(hidden, bert->embeddings->word_embeddings->weight);
 }
 

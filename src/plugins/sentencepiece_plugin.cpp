@@ -3,6 +3,8 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "text/sentencepiece_engine.h"
@@ -15,6 +17,23 @@ namespace {
 // 0.2.0, absl::Status from 0.2.1 on (Debian sid); both have ok(), ToString()
 // and message().
 using Status = decltype(std::declval<const sentencepiece::SentenceIterator&>().status());
+
+// SentencePiece 0.2 decodes ids from an absl::Span<const int> and deprecates
+// its std::vector overload; 0.1 (Debian 12) has only the vector one. A span
+// is made from {pointer, size}, which no vector overload takes, so whether
+// that call compiles says which release this is.
+template <class Processor, class = void>
+struct DecodesSpans : std::false_type {};
+template <class Processor>
+struct DecodesSpans<Processor, std::void_t<decltype(std::declval<const Processor&>().Decode(
+                                   {std::declval<const int*>(), std::size_t{}}, std::declval<std::string*>()))>>
+    : std::true_type {};
+
+template <class Processor>
+Status decode_ids(const Processor& processor, const std::vector<int>& ids, std::string* text) {
+  if constexpr (DecodesSpans<Processor>::value) return processor.Decode({ids.data(), ids.size()}, text);
+  else return processor.Decode(ids, text);
+}
 
 class Engine final : public SentencePieceEngine {
  public:
@@ -40,7 +59,7 @@ class Engine final : public SentencePieceEngine {
     return report(processor_.Encode(text, pieces), error);
   }
   bool decode(const std::vector<int>& ids, std::string* text, std::string* error) const override {
-    return report(processor_.Decode(ids, text), error);
+    return report(decode_ids(processor_, ids, text), error);
   }
 
  private:

@@ -189,6 +189,17 @@ TEST_CASE("masked_rows: a rank's rows of a batch masked whole, trimmed to their 
     }
   }
   CHECK(masked_rows(whole, 4, 4).labels.size(0) == 0);
+
+  // Whether a share is padded (its attention then takes the mask): from the
+  // rows' lengths, the same as reading the mask.
+  for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, 4}, {0, 1}, {1, 2}, {2, 4}, {0, 2}}) {
+    const MaskedBatch share = begin == 0 && end == 4 ? whole : masked_rows(whole, begin, end);
+    CHECK(share.inputs.padded == share.inputs.attention_mask.eq(0).any().item<bool>());
+  }
+  CHECK_FALSE(masked_rows(whole, 1, 2).inputs.padded);
+  CHECK(whole.inputs.padded);
+  std::vector<std::vector<int64_t>> equal(2, std::vector<int64_t>{first_word, first_word + 1});
+  CHECK_FALSE(mask_segments(equal, vocabulary, options).inputs.padded);
 }
 
 TEST_CASE("a tiny encoder learns a corpus with deterministic structure", "[pretrain]") {
