@@ -22,7 +22,7 @@ expect_error "info --model: a fine-tuning run folder is named as one" \
 expect_error "info --model: a pretraining run folder names its model folder" \
   "runs/pretrained is a pretraining run folder, not a model folder: its encoder is runs/pretrained/model (see" -- \
   info --model runs/pretrained
-expect_error "  ... also for encode" "runs/tuned is a fine-tuning run folder" -- encode --model runs/tuned --text hi
+expect_error "  ... also for encode" "runs/tuned is a fine-tuning run folder" -- encode --model runs/tuned --text hi --output out.pt
 
 # --- report --runs naming a folder that is not there: a typo, not a sweep yet to run
 mkdir -p runs/pool_sweep
