@@ -60,4 +60,17 @@ void foreach_scale_(std::vector<at::Tensor>& tensors, const at::Tensor& factor) 
 #endif
 }
 
+bool fused_adamw_(std::vector<at::Tensor>& params, std::vector<at::Tensor>& grads, std::vector<at::Tensor>& exp_avgs,
+                  std::vector<at::Tensor>& exp_avg_sqs, std::vector<at::Tensor>& steps, const at::Tensor& lr,
+                  double beta1, double beta2, double weight_decay, double eps) {
+#if MTBERT_TORCH_AT_LEAST(2, 1)
+  if (!params.front().is_cuda()) return false;
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2, weight_decay,
+                    eps, /*amsgrad=*/false, /*maximize=*/false);
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace mtbert::compat

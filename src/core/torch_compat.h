@@ -91,4 +91,13 @@ void set_autocast_dtype(c10::DeviceType type, c10::ScalarType dtype);
 // before.
 void foreach_scale_(std::vector<at::Tensor>& tensors, const at::Tensor& factor);
 
+// AdamW's step over `params` (float, on one GPU, their step counts already
+// advanced) through at::_fused_adamw_ with the LR a 0-d tensor on their
+// device, which the kernel reads there: true where this LibTorch has that
+// kernel (CUDA from 2.1); false, and nothing done, elsewhere. Not on the CPU,
+// where the kernel (2.4 on) reads every step count with .item().
+bool fused_adamw_(std::vector<at::Tensor>& params, std::vector<at::Tensor>& grads, std::vector<at::Tensor>& exp_avgs,
+                  std::vector<at::Tensor>& exp_avg_sqs, std::vector<at::Tensor>& steps, const at::Tensor& lr,
+                  double beta1, double beta2, double weight_decay, double eps);
+
 }  // namespace mtbert::compat

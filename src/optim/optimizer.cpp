@@ -6,8 +6,6 @@
 
 #include <torch/nn/modules/normalization.h>
 
-#include "optim/fused_adamw.h"
-
 namespace mtbert {
 
 namespace {
@@ -37,8 +35,8 @@ bool exempt_from_weight_decay(const std::string& parameter_name) {
   return owner.find("layernorm") != std::string::npos || owner.find("layer_norm") != std::string::npos;
 }
 
-std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& module, const TrainSection& train,
-                                                    const std::function<bool(const std::string&)>& is_shared) {
+std::unique_ptr<FusedAdamW> make_optimizer(const torch::nn::Module& module, const TrainSection& train,
+                                           const std::function<bool(const std::string&)>& is_shared) {
   // LayerNorm modules registered under any name.
   std::unordered_set<const void*> layer_norm_parameters;
   for (const auto& submodule : module.modules()) {
@@ -85,13 +83,8 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& mod
   return optimizer;
 }
 
-std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const TrainSection& train) {
+std::unique_ptr<FusedAdamW> make_optimizer(MultitaskModel& model, const TrainSection& train) {
   return make_optimizer(*model, train, is_encoder_parameter);
-}
-
-void clear_gradients(torch::optim::Optimizer& optimizer) {
-  for (auto& group : optimizer.param_groups())
-    for (auto& p : group.params()) p.mutable_grad().reset();
 }
 
 }  // namespace mtbert

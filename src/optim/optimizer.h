@@ -7,10 +7,10 @@
 #include <string>
 
 #include <torch/nn/module.h>
-#include <torch/optim/adamw.h>
 
 #include "config/experiment_config.h"
 #include "models/multitask_model.h"
+#include "optim/fused_adamw.h"
 
 namespace mtbert {
 
@@ -20,14 +20,14 @@ namespace mtbert {
 // gradients (a frozen encoder) are left out. Empty groups are kept so that
 // group indices are stable for the LR schedule and for resuming. Every
 // parameter's state is made at once (FusedAdamW::create_state).
-std::unique_ptr<torch::optim::AdamW> make_optimizer(MultitaskModel& model, const TrainSection& train);
+std::unique_ptr<FusedAdamW> make_optimizer(MultitaskModel& model, const TrainSection& train);
 
 // The same for any module: `is_shared(name)` says which parameters (by their
 // name in module.named_parameters()) belong to the shared encoder. The
 // parameters of torch::nn::LayerNorm modules are exempt from decay whatever
 // their name, as in HuggingFace's Trainer.
-std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& module, const TrainSection& train,
-                                                    const std::function<bool(const std::string&)>& is_shared);
+std::unique_ptr<FusedAdamW> make_optimizer(const torch::nn::Module& module, const TrainSection& train,
+                                           const std::function<bool(const std::string&)>& is_shared);
 
 // MultitaskModel's rule: the encoder is registered as "bert".
 bool is_encoder_parameter(const std::string& parameter_name);
@@ -36,13 +36,5 @@ bool is_encoder_parameter(const std::string& parameter_name);
 // the last part of the name ends in "bias", or the module owning it is named
 // like a LayerNorm ("LayerNorm", "layer_norm", "layernorm", any case).
 bool exempt_from_weight_decay(const std::string& parameter_name);
-
-// Drops every gradient (PyTorch 2's zero_grad(set_to_none=True); LibTorch
-// 1.13's zero_grad() instead keeps zero-filled gradients). It matters: AdamW
-// skips a parameter without a gradient, but keeps moving one with a zero
-// gradient on its momentum, so with zeros a task head that was not sampled in
-// a step would still be updated, and a resumed run (whose gradients start
-// undefined) would diverge from an uninterrupted one.
-void clear_gradients(torch::optim::Optimizer& optimizer);
 
 }  // namespace mtbert

@@ -6,6 +6,7 @@
 #include "core/token_batch.h"
 #include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
+#include "optim/kept_gradients.h"
 #include "optim/optimizer.h"
 
 namespace mtbert {
@@ -17,6 +18,7 @@ MlmStep::MlmStep(MaskedLm model, const PretrainTrainSection& train, Precision pr
   for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) trainable_.push_back(p);
+  gradients_ = std::make_unique<KeptGradients>(trainable_);
 }
 
 MlmStep::~MlmStep() = default;
@@ -39,14 +41,14 @@ torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
 
 void MlmStep::apply(double lr_factor) {
   weight_casts_.reset();
+  gradients_->set_aside_unreached();
   // After averaging every rank holds the same gradients, so the norm clipped
   // to is the global one.
   if (reducer_) reducer_->average_gradients();
   if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
-  auto& groups = optimizer_->param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * lr_factor);
+  for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_->set_lr(i, base_lrs_[i] * lr_factor);
   optimizer_->step();
-  clear_gradients(*optimizer_);
+  gradients_->clear();
 }
 
 }  // namespace mtbert

@@ -8,22 +8,22 @@
 //     backward scaled by 1 / grad_accumulation;
 //   apply(lr_factor): data-parallel, the gradients averaged over the ranks;
 //     global-norm clipping, each group's LR (its base times the schedule's
-//     factor), AdamW, the gradients cleared (to none).
+//     factor), AdamW, the gradients cleared (optim/kept_gradients.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-#include <torch/optim/adamw.h>
 
 #include "config/pretrain_config.h"
 #include "core/autocast_scope.h"
 #include "data/mlm_masking.h"
 #include "models/masked_lm.h"
+#include "optim/fused_adamw.h"
 
 namespace mtbert {
 
 class Communicator;
 class GradientReducer;
+class KeptGradients;
 
 class MlmStep {
  public:
@@ -42,16 +42,17 @@ class MlmStep {
   // batch's mean loss.
   torch::Tensor accumulate(const MaskedBatch& batch, double weight = 1.0);
   void apply(double lr_factor);
-  torch::optim::AdamW& optimizer() { return *optimizer_; }
+  FusedAdamW& optimizer() { return *optimizer_; }
 
  private:
   MaskedLm model_;
   PretrainTrainSection train_;
   Precision precision_;
   torch::Device device_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<FusedAdamW> optimizer_;
   std::vector<double> base_lrs_;
   std::vector<torch::Tensor> trainable_;
+  std::unique_ptr<KeptGradients> gradients_;  // of trainable_
   std::unique_ptr<GradientReducer> reducer_;  // data-parallel only
   // bf16: the weights' bf16 copies, kept from the step's first forward pass
   // to apply(), which changes the weights.

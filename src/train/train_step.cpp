@@ -15,6 +15,7 @@
 #include "dist/communicator.h"
 #include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
+#include "optim/kept_gradients.h"
 #include "optim/optimizer.h"
 
 namespace mtbert {
@@ -102,6 +103,7 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
   for (auto& group : optimizer_->param_groups()) base_lrs_.push_back(group.options().get_lr());
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) trainable_.push_back(p);
+  gradients_ = std::make_unique<KeptGradients>(trainable_);
   if (train_.pcgrad.enabled) {
     std::vector<torch::Tensor> shared;
     for (const auto& p : model_->shared_parameters())
@@ -265,6 +267,7 @@ void TrainStep::accumulate_joined(const std::vector<const TaskBatch*>& batches) 
 
 void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
   weight_casts_.reset();
+  gradients_->set_aside_unreached();
   if (reducer_) {
     reducer_->reset_counts();
     reducer_->average_gradients();
@@ -275,10 +278,9 @@ void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
   // After averaging every rank holds the same gradients, so this local norm
   // is the global one.
   if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
-  auto& groups = optimizer_->param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(base_lrs_[i] * lr_factor);
+  for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_->set_lr(i, base_lrs_[i] * lr_factor);
   optimizer_->step();
-  clear_gradients(*optimizer_);
+  gradients_->clear();
   if (teacher_) teacher_->update(model_, bregman_momentum(teacher_config_, step, total_steps_));
 }
 

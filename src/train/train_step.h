@@ -15,11 +15,12 @@
 //     PCGrad the task's gradient set aside;
 //   apply(lr_factor, rng):
 //     PCGrad's projections, global-norm clipping, each group's LR (its base
-//     times the schedule's factor), AdamW, the gradients cleared (to none), and
-//     the SMART teacher's moving average.
+//     times the schedule's factor), AdamW, the gradients cleared
+//     (optim/kept_gradients.h), and the SMART teacher's moving average.
 //
-// The losses of the batches are tallied on the device between evaluations
-// (fetching them every step would cost a host-device sync per step).
+// Nothing in either waits on the device (no .item(), no host-made tensor
+// but the batches' own inputs): the losses of the batches are tallied on the
+// device between evaluations, clipping and AdamW's scalars stay there too.
 #include <map>
 #include <memory>
 #include <random>
@@ -27,12 +28,12 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <torch/optim/adamw.h>
 
 #include "config/experiment_config.h"
 #include "core/autocast_scope.h"
 #include "data/batching.h"
 #include "models/multitask_model.h"
+#include "optim/fused_adamw.h"
 #include "optim/pcgrad.h"
 #include "train/smart.h"
 #include "train/train_progress.h"
@@ -41,6 +42,7 @@ namespace mtbert {
 
 class Communicator;
 class GradientReducer;
+class KeptGradients;
 
 // Each task's mean training loss since the last reset: the sums as one dense
 // tensor in the experiment's task order, on the model's device (a step adds
@@ -95,7 +97,7 @@ class TrainStep {
   // encoder pass and why the others run alone.
   std::string pass_plan() const;
 
-  torch::optim::AdamW& optimizer() { return *optimizer_; }
+  FusedAdamW& optimizer() { return *optimizer_; }
   // SMART's momentum teacher, or null.
   torch::nn::Module* teacher_module() { return teacher_ ? teacher_->module() : nullptr; }
   LossTally& losses() { return losses_; }
@@ -121,9 +123,10 @@ class TrainStep {
   TrainSection train_;
   Precision precision_;
   torch::Device device_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<FusedAdamW> optimizer_;
   std::vector<double> base_lrs_;  // per parameter group
   std::vector<torch::Tensor> trainable_;
+  std::unique_ptr<KeptGradients> gradients_;  // of trainable_
   std::unique_ptr<PcgradAccumulator> pcgrad_;
   std::unique_ptr<GradientReducer> reducer_;       // data-parallel only
   int world_size_ = 1;

@@ -2,11 +2,14 @@
 // rounding) over several steps with HuggingFace-style groups (weight decay or
 // not, two learning rates) and a parameter without gradient; the same
 // results bit for bit where it defers to AdamW (double parameters, amsgrad);
-// and checkpoints that load into either class.
+// checkpoints that load into either class, their step counts included; and
+// steps that read no tensor value on the host.
 #include <torch/torch.h>
 
 #include <sstream>
 
+#include "core/internal_error.h"
+#include "core/op_profile.h"
 #include "core/torch_compat.h"
 #include "optim/fused_adamw.h"
 #include "support/test_support.h"
@@ -69,6 +72,17 @@ void set_gradients(const std::vector<Params*>& sets, int step) {
   }
 }
 
+// A per-step LR change, as the schedule makes: FusedAdamW through set_lr.
+void decay_lrs(FusedAdamW& fused, torch::optim::Optimizer& reference) {
+  for (size_t g = 0; g < fused.param_groups().size(); ++g)
+    fused.set_lr(g, fused.param_groups()[g].options().get_lr() * 0.9);
+  for (auto& group : reference.param_groups()) group.options().set_lr(group.options().get_lr() * 0.9);
+}
+
+const AdamWParamState& state_of(torch::optim::Optimizer& optimizer, const torch::Tensor& p) {
+  return static_cast<AdamWParamState&>(*optimizer.state().at(compat::optimizer_state_key(optimizer.state(), p)));
+}
+
 }  // namespace
 
 TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
@@ -79,9 +93,7 @@ TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
     set_gradients({&a, &b}, step);
     fused->step();
     reference->step();
-    // A per-step LR change, as the schedule makes.
-    for (auto* opt : std::vector<torch::optim::Optimizer*>{fused.get(), reference.get()})
-      for (auto& group : opt->param_groups()) group.options().set_lr(group.options().get_lr() * 0.9);
+    decay_lrs(*fused, *reference);
   }
   const auto pa = a.all(), pb = b.all();
   for (size_t i = 0; i < pa.size(); ++i) {
@@ -89,10 +101,10 @@ TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
     CHECK(torch::allclose(pa[i], pb[i], 1e-6, 1e-7));
   }
   CHECK(torch::equal(a.unused[0], b.unused[0]));  // no gradient: untouched
+  fused->sync_state_steps();
   for (size_t i = 0; i < pa.size() - a.unused.size(); ++i) {
-    const auto& sa = static_cast<AdamWParamState&>(*fused->state().at(compat::optimizer_state_key(fused->state(), pa[i])));
-    const auto& sb =
-        static_cast<AdamWParamState&>(*reference->state().at(compat::optimizer_state_key(reference->state(), pb[i])));
+    const auto& sa = state_of(*fused, pa[i]);
+    const auto& sb = state_of(*reference, pb[i]);
     CHECK(sa.step() == sb.step());
     // Gradients up to ~20 here: a moment that cancels to near zero keeps an
     // absolute rounding difference of a few ulp of the terms.
@@ -103,10 +115,10 @@ TEST_CASE("FusedAdamW follows AdamW's trajectory", "[train][optimizer]") {
   CHECK(fused->state().count(compat::optimizer_state_key(fused->state(), a.unused[0])) == 0);
 }
 
-// The GPU path, run here on the CPU: AdamW's own operations in its order,
-// over a group at a time, with a parameter that skips steps (its own step
-// count, so its own bias corrections).
-TEST_CASE("FusedAdamW's foreach step (the GPU path) follows AdamW's trajectory", "[train][optimizer]") {
+// The GPU path, run here on the CPU (where it takes AdamW's operations with
+// tensor scalars, at::_fused_adamw_ being CUDA's), with a parameter that skips
+// steps (its own step count, so its own bias corrections).
+TEST_CASE("FusedAdamW's device step (the GPU path) follows AdamW's trajectory", "[train][optimizer]") {
   Params a = make_params(torch::kFloat), b = clone_params(a);
   auto foreach = make<FusedAdamW>(a);
   auto reference = make<AdamW>(b);
@@ -116,28 +128,26 @@ TEST_CASE("FusedAdamW's foreach step (the GPU path) follows AdamW's trajectory",
       a.plain[0].mutable_grad().reset();
       b.plain[0].mutable_grad().reset();
     }
-    foreach->foreach_step();
+    foreach->device_step();
     reference->step();
-    for (auto* opt : std::vector<torch::optim::Optimizer*>{foreach.get(), reference.get()})
-      for (auto& group : opt->param_groups()) group.options().set_lr(group.options().get_lr() * 0.9);
+    decay_lrs(*foreach, *reference);
   }
   const auto pa = a.all(), pb = b.all();
   for (size_t i = 0; i < pa.size(); ++i) {
     INFO("parameter " << i);
     CHECK(torch::allclose(pa[i], pb[i], 1e-6, 1e-7));
   }
+  foreach->sync_state_steps();
   for (size_t i = 0; i < pa.size() - a.unused.size(); ++i) {
-    const auto& sa =
-        static_cast<AdamWParamState&>(*foreach->state().at(compat::optimizer_state_key(foreach->state(), pa[i])));
-    const auto& sb =
-        static_cast<AdamWParamState&>(*reference->state().at(compat::optimizer_state_key(reference->state(), pb[i])));
+    const auto& sa = state_of(*foreach, pa[i]);
+    const auto& sb = state_of(*reference, pb[i]);
     INFO("parameter " << i);
     CHECK(sa.step() == sb.step());
     CHECK(torch::allclose(sa.exp_avg(), sb.exp_avg(), 1e-5, 1e-5));
   }
 }
 
-TEST_CASE("FusedAdamW on CUDA takes the foreach step and follows AdamW", "[train][optimizer][cuda]") {
+TEST_CASE("FusedAdamW on CUDA takes the device step and follows AdamW", "[train][optimizer][cuda]") {
   if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
   Params a = make_params(torch::kFloat), b = clone_params(a);
   for (auto* list : {&a.decayed, &a.plain, &a.head, &a.unused})
@@ -150,9 +160,12 @@ TEST_CASE("FusedAdamW on CUDA takes the foreach step and follows AdamW", "[train
     for (size_t i = 0; i + a.unused.size() < pa.size(); ++i) pa[i].mutable_grad() = pb[i].grad().to(torch::kCUDA);
     foreach->step();
     reference->step();
+    decay_lrs(*foreach, *reference);
   }
   const auto pa = a.all(), pb = b.all();
   for (size_t i = 0; i < pa.size(); ++i) CHECK(torch::allclose(pa[i].cpu(), pb[i], 1e-5, 1e-6));
+  foreach->sync_state_steps();
+  for (size_t i = 0; i + a.unused.size() < pa.size(); ++i) CHECK(state_of(*foreach, pa[i]).step() == 4);
 }
 
 TEST_CASE("FusedAdamW defers to AdamW for double parameters and amsgrad", "[train][optimizer]") {
@@ -216,4 +229,78 @@ TEST_CASE("FusedAdamW checkpoints load into AdamW and back", "[train][optimizer]
   restored->step();
   continued->step();
   for (size_t i = 0; i < b.all().size(); ++i) CHECK(torch::allclose(b.all()[i], c.all()[i], 1e-6, 1e-7));
+}
+
+// A run resumed from a checkpoint continues with the step counts it was
+// saved with (the bias corrections depend on them), though the step keeps
+// them in tensors: the checkpoint holds AdamW's int64 steps.
+TEST_CASE("FusedAdamW's step counts survive a checkpoint", "[train][optimizer]") {
+  Params a = make_params(torch::kFloat), b = clone_params(a);
+  auto straight = make<FusedAdamW>(a);
+  straight->create_state();
+  for (int step = 0; step < 3; ++step) {
+    set_gradients({&a}, step);
+    if (step == 1) a.plain[0].mutable_grad().reset();  // one parameter a step behind
+    straight->step();
+    straight->set_lr(0, 1e-2 * (step + 2));
+  }
+  std::stringstream saved;
+  {
+    torch::serialize::OutputArchive archive;
+    straight->save(archive);
+    archive.save_to(saved);
+  }
+  CHECK(state_of(*straight, a.decayed[0]).step() == 3);
+  CHECK(state_of(*straight, a.plain[0]).step() == 2);
+  CHECK(state_of(*straight, a.unused[0]).step() == 0);
+
+  auto resumed = make<FusedAdamW>(b);
+  resumed->create_state();
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < a.all().size(); ++i) b.all()[i].copy_(a.all()[i]);
+  }
+  torch::serialize::InputArchive archive;
+  archive.load_from(saved);
+  resumed->load(archive);
+  // The LRs as the trainer sets them before every step.
+  for (size_t g = 0; g < straight->param_groups().size(); ++g)
+    resumed->set_lr(g, straight->param_groups()[g].options().get_lr());
+  for (int step = 3; step < 5; ++step) {
+    set_gradients({&a, &b}, step);
+    straight->step();
+    resumed->step();
+  }
+  for (size_t i = 0; i < a.all().size(); ++i) CHECK(torch::equal(a.all()[i], b.all()[i]));
+}
+
+TEST_CASE("FusedAdamW refuses an LR set on a group's options alone", "[train][optimizer]") {
+  Params a = make_params(torch::kFloat);
+  auto fused = make<FusedAdamW>(a);
+  fused->create_state();
+  set_gradients({&a}, 0);
+  fused->param_groups()[1].options().set_lr(0.5);
+  CHECK_THROWS_AS(fused->step(), mtbert::InternalError);
+}
+
+// What a CUDA graph could not capture and what would stall a GPU's queue:
+// operators that hand a tensor's value to the host. The step counts and LRs
+// stay tensors on both paths.
+TEST_CASE("FusedAdamW's steps read no tensor value on the host", "[train][optimizer]") {
+  Params a = make_params(torch::kFloat);
+  auto fused = make<FusedAdamW>(a);
+  fused->create_state();
+  set_gradients({&a}, 0);
+  const auto steps = [&] {
+    fused->set_lr(0, 1e-3);
+    fused->step();
+    fused->device_step();
+  };
+  steps();
+  for (const auto& op : mtbert::profile_ops(steps, 2)) {
+    INFO(op.op);
+    CHECK(op.op != "aten::_local_scalar_dense");
+    CHECK(op.op != "aten::item");
+    CHECK(op.op != "aten::is_nonzero");
+  }
 }
