@@ -150,4 +150,10 @@ CLI::Validator local_rank_count() {
       "INT (local ranks)");
 }
 
+std::optional<std::pair<std::string, std::string>> name_and_value(const std::string& entry) {
+  const auto eq = entry.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) return std::nullopt;
+  return std::make_pair(entry.substr(0, eq), entry.substr(eq + 1));
+}
+
 }  // namespace mtbert::cli

@@ -4,7 +4,9 @@
 // ..." (400 characters); these say "--nproc: must be at least 1, got 0".
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +29,10 @@ CLI::Validator folder_or_absent();
 // command reads) and lies inside none of them. UserError naming `option`.
 void check_output_spares_inputs(const std::string& option, const std::filesystem::path& output,
                                 const std::vector<std::filesystem::path>& inputs);
+
+// An option's NAME=VALUE (--data TASK=PATH, --also-against STEM=LABEL),
+// split at the first '=': none unless both parts are non-empty.
+std::optional<std::pair<std::string, std::string>> name_and_value(const std::string& entry);
 
 // Text handed to a tokenizer (--text): valid UTF-8, or the byte that is not.
 CLI::Validator utf8_text();

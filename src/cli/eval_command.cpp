@@ -45,10 +45,9 @@ void run_eval(const EvalArgs& args) {
   auto [run, experiment] = open_run(args.run_dir, args.checkpoint);
   const Split split = args.split == "test" ? Split::test : Split::dev;
   for (const auto& entry : args.data) {
-    const auto eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
-      throw UserError(fmt::format("--data \"{}\": expected TASK=PATH", entry));
-    override_split_path(experiment, entry.substr(0, eq), split, entry.substr(eq + 1));
+    const auto task_path = name_and_value(entry);
+    if (!task_path) throw UserError(fmt::format("--data \"{}\": expected TASK=PATH", entry));
+    override_split_path(experiment, task_path->first, split, task_path->second);
   }
   set_thread_count(args.threads);
   load_split(experiment, split);

@@ -75,11 +75,11 @@ std::vector<ExtraComparison> extra_comparisons(const ReportArgs& args) {
   if (!args.also_against.empty() && args.outputs.empty())
     throw UserError("--also-against writes each --output again under another name: give --output (-o) too");
   for (const auto& entry : args.also_against) {
-    const auto eq = entry.find('=');
-    const std::string stem = eq == std::string::npos ? "" : entry.substr(0, eq);
-    if (stem.empty() || eq + 1 == entry.size())
+    const auto stem_label = name_and_value(entry);
+    if (!stem_label)
       throw UserError(fmt::format("--also-against {}: expected STEM=LABEL, e.g. vs-cosine=\"cosine similarity\"",
                                   entry));
+    const auto& [stem, label] = *stem_label;
     if (stem.find('/') != std::string::npos || stem == "." || stem == "..")
       throw UserError(fmt::format("--also-against {}: {} is a file name without folder or extension", entry, stem));
     for (const auto& earlier : out)
@@ -87,7 +87,7 @@ std::vector<ExtraComparison> extra_comparisons(const ReportArgs& args) {
     for (const auto& output : args.outputs)
       if (fs::path(output).stem() == stem)
         throw UserError(fmt::format("--also-against {}: would write over --output {}", entry, output));
-    out.push_back({stem, entry.substr(eq + 1)});
+    out.push_back({stem, label});
   }
   return out;
 }
