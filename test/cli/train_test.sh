@@ -40,6 +40,8 @@ cp experiments/data/quickstart/sts-dev.csv "$dir/sts-dev-copy.csv"
 (cd "$dir" && "$bin" eval "$dir/run" --split dev --data sts=sts-dev-copy.csv >"$dir/eval-data" 2>/dev/null)
 check "  ... and --data is relative to the current folder" \
   bash -c "[[ \"\$(grep '^sts' '$dir/eval-data')\" == \"\$(grep '^sts' '$dir/eval')\" ]]"
+expect_error_after_logs "eval --data without TASK= is one line" '--data "sts-dev-copy.csv": expected TASK=PATH' -- \
+  eval "$dir/run" --split dev --data sts-dev-copy.csv
 # The output rule: eval writes neither inside the folders it reads nor over
 # its data (a data file named as the prediction file would be).
 expect_error_after_logs "eval --predictions inside the run's checkpoints is refused" \
