@@ -3,11 +3,11 @@
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
-#include "core/token_batch.h"
 #include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
 #include "optim/kept_gradients.h"
 #include "optim/optimizer.h"
+#include "train/step_inputs.h"
 
 namespace mtbert {
 
@@ -19,6 +19,7 @@ MlmStep::MlmStep(MaskedLm model, const PretrainTrainSection& train, Precision pr
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) trainable_.push_back(p);
   gradients_ = std::make_unique<KeptGradients>(trainable_);
+  inputs_ = std::make_unique<StepInputs>(device_, /*keep_buffers=*/false);
 }
 
 MlmStep::~MlmStep() = default;
@@ -32,8 +33,8 @@ torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
   if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
   {
     const AutocastScope autocast(device_, precision_ == Precision::bf16);
-    auto logits = model_->logits_at(batch.inputs.to(device_), to_device(batch.positions, device_));
-    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), to_device(batch.labels, device_));
+    auto logits = model_->logits_at(inputs_->place(batch.inputs), inputs_->place(batch.positions));
+    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), inputs_->place(batch.labels));
   }
   (loss * (weight / static_cast<double>(train_.grad_accumulation))).backward();
   return loss.detach();
@@ -49,6 +50,7 @@ void MlmStep::apply(double lr_factor) {
   for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_->set_lr(i, base_lrs_[i] * lr_factor);
   optimizer_->step();
   gradients_->clear();
+  inputs_->end_step();
 }
 
 }  // namespace mtbert

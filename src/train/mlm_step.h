@@ -24,6 +24,7 @@ namespace mtbert {
 class Communicator;
 class GradientReducer;
 class KeptGradients;
+class StepInputs;
 
 class MlmStep {
  public:
@@ -53,6 +54,7 @@ class MlmStep {
   std::vector<double> base_lrs_;
   std::vector<torch::Tensor> trainable_;
   std::unique_ptr<KeptGradients> gradients_;  // of trainable_
+  std::unique_ptr<StepInputs> inputs_;
   std::unique_ptr<GradientReducer> reducer_;  // data-parallel only
   // bf16: the weights' bf16 copies, kept from the step's first forward pass
   // to apply(), which changes the weights.

@@ -17,6 +17,7 @@
 #include "optim/gradient_clipping.h"
 #include "optim/kept_gradients.h"
 #include "optim/optimizer.h"
+#include "train/step_inputs.h"
 
 namespace mtbert {
 
@@ -104,6 +105,7 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) trainable_.push_back(p);
   gradients_ = std::make_unique<KeptGradients>(trainable_);
+  inputs_ = std::make_unique<StepInputs>(device_, /*keep_buffers=*/false);
   if (train_.pcgrad.enabled) {
     std::vector<torch::Tensor> shared;
     for (const auto& p : model_->shared_parameters())
@@ -148,8 +150,8 @@ const TaskConfig& TrainStep::task(const std::string& name) const {
 torch::Tensor TrainStep::task_loss(const TaskConfig& config, const TaskBatch& batch) {
   const AutocastScope autocast(device_, precision_ == Precision::bf16);
   const std::string& task = config.name;
-  const auto inputs = batch.segments_on(device_);
-  const auto labels = to_device(batch.labels, device_);
+  const auto inputs = inputs_->place(batch.segments);
+  const auto labels = inputs_->place(batch.labels);
   TaskHead head = model_->head(task);
   const bool smart = config.smart.enabled, bregman = teacher_ && smart && config.smart.bregman;
   if (!smart && !config.sift.enabled) return head->loss(model_(task, inputs), labels);
@@ -248,13 +250,15 @@ void TrainStep::accumulate_alone(const TaskBatch& batch) {
 
 void TrainStep::accumulate_joined(const std::vector<const TaskBatch*>& batches) {
   JoinedBatch joined = join_batches(batches);
-  joined.tokens = joined.tokens.to(device_);
+  joined.tokens = inputs_->place(joined.tokens);
+  std::vector<torch::Tensor> labels;
+  for (const auto* batch : batches) labels.push_back(inputs_->place(batch->labels));
   std::vector<torch::Tensor> losses;
   {
     const AutocastScope autocast(device_, precision_ == Precision::bf16);
     const auto outputs = model_->forward_joined(joined);
     for (size_t k = 0; k < batches.size(); ++k)
-      losses.push_back(model_->head(batches[k]->task)->loss(outputs[k], to_device(batches[k]->labels, device_)));
+      losses.push_back(model_->head(batches[k]->task)->loss(outputs[k], labels[k]));
   }
   torch::Tensor total;
   for (size_t k = 0; k < batches.size(); ++k) {
@@ -281,6 +285,7 @@ void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
   for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_->set_lr(i, base_lrs_[i] * lr_factor);
   optimizer_->step();
   gradients_->clear();
+  inputs_->end_step();
   if (teacher_) teacher_->update(model_, bregman_momentum(teacher_config_, step, total_steps_));
 }
 

@@ -19,7 +19,8 @@
 //     (optim/kept_gradients.h), and the SMART teacher's moving average.
 //
 // Nothing in either waits on the device (no .item(), no host-made tensor
-// but the batches' own inputs): the losses of the batches are tallied on the
+// but the batches' own inputs, which land in buffers kept per input and
+// shape: train/step_inputs.h): the losses of the batches are tallied on the
 // device between evaluations, clipping and AdamW's scalars stay there too.
 #include <map>
 #include <memory>
@@ -43,6 +44,7 @@ namespace mtbert {
 class Communicator;
 class GradientReducer;
 class KeptGradients;
+class StepInputs;
 
 // Each task's mean training loss since the last reset: the sums as one dense
 // tensor in the experiment's task order, on the model's device (a step adds
@@ -127,6 +129,7 @@ class TrainStep {
   std::vector<double> base_lrs_;  // per parameter group
   std::vector<torch::Tensor> trainable_;
   std::unique_ptr<KeptGradients> gradients_;  // of trainable_
+  std::unique_ptr<StepInputs> inputs_;
   std::unique_ptr<PcgradAccumulator> pcgrad_;
   std::unique_ptr<GradientReducer> reducer_;       // data-parallel only
   int world_size_ = 1;
