@@ -2,6 +2,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <torch/nn/functional/linear.h>
+#include <torch/torch.h>
 
 #include "core/autocast_scope.h"
 #include "core/torch_compat.h"
@@ -32,9 +33,16 @@ torch::ScalarType autocast_dtype_of(const torch::Tensor& x) {
 
 torch::Tensor autocast_input(const torch::Tensor& x) { return autocast_casts(x) ? x.to(autocast_dtype_of(x)) : x; }
 
-torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias) {
-  return torch::nn::functional::linear(x, autocast_weight(layer->weight),
-                                       with_bias ? autocast_weight(layer->bias) : torch::Tensor());
+torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias, double scale) {
+  const auto weight = autocast_weight(layer->weight);
+  const auto bias = with_bias ? autocast_weight(layer->bias) : torch::Tensor();
+  if (bias.defined() && x.dim() >= 2 && x.is_contiguous()) {
+    auto sizes = x.sizes().vec();
+    sizes.back() = weight.size(0);
+    return torch::addmm(bias, x.view({-1, x.size(-1)}), weight.t(), /*beta=*/scale, /*alpha=*/scale).view(sizes);
+  }
+  auto y = torch::nn::functional::linear(x, weight, bias);
+  return scale == 1.0 ? y : y * scale;
 }
 
 }  // namespace mtbert

@@ -14,8 +14,12 @@
 
 namespace mtbert {
 
-// x W^T (+ b with with_bias and a layer that has one).
-torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias = true);
+// scale * (x W^T (+ b with with_bias and a layer that has one)). With a bias
+// and a contiguous x, one GEMM on x's rows adds the bias and scales (addmm's
+// beta and alpha): LibTorch 1.13's linear on a 3-D input runs matmul and then
+// a pass of its own to add the bias, and a scale would take another.
+torch::Tensor autocast_linear(const torch::nn::Linear& layer, const torch::Tensor& x, bool with_bias = true,
+                              double scale = 1.0);
 
 // w as the products here use it: unchanged outside autocast (or when it is
 // not float), else its copy in autocast's dtype, kept by the live

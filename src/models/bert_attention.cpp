@@ -13,10 +13,6 @@ namespace mtbert {
 AttentionOutput BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                                const torch::Tensor& query_states) {
   const auto input = autocast_input(hidden);
-  auto q = split_heads(autocast_linear(query, query_states.defined() ? query_states : input));
-  auto k = split_heads(autocast_linear(key, input));
-  auto v = split_heads(autocast_linear(value, input));
-
   // LibTorch 2.x: one fused kernel (flash or memory-efficient attention on
   // CUDA) instead of scores, softmax, dropout and the second product, unless
   // the probabilities themselves are wanted. The additive padding bias is
@@ -30,14 +26,22 @@ AttentionOutput BertSelfAttentionImpl::forward(const torch::Tensor& hidden, cons
   // and 1.25-1.9x (bf16) by the path below, inference 3-6x in bf16, while in
   // float32 inference the fused kernel is 15-19% faster.
   const bool cpu_unfused =
-      q.device().is_cpu() && (q.scalar_type() != torch::kFloat || (is_training() && dropout->p() > 0));
-  if (compat::kHasFusedAttention && !ctx.output_attentions && !cpu_unfused) {
+      input.device().is_cpu() && (input.scalar_type() != torch::kFloat || (is_training() && dropout->p() > 0));
+  const bool fused = compat::kHasFusedAttention && !ctx.output_attentions && !cpu_unfused;
+  // The path below scales the queries in their projection's GEMM (x W^T + b,
+  // times 1/sqrt(head_dim) by addmm's alpha and beta) instead of the scores
+  // in a pass of their own: HuggingFace's scores to rounding, and bit for bit
+  // where sqrt(head_dim) is a power of 2 (head_dim 64, 16, 4).
+  const double query_scale = fused ? 1.0 : 1.0 / std::sqrt(static_cast<double>(head_dim_));
+  auto q = split_heads(autocast_linear(query, query_states.defined() ? query_states : input, true, query_scale));
+  auto k = split_heads(autocast_linear(key, input));
+  auto v = split_heads(autocast_linear(value, input));
+  if (fused) {
     c10::optional<torch::Tensor> mask;
     if (ctx.attention_bias.defined()) mask = ctx.attention_bias.to(q.scalar_type());
     return {merge_heads(compat::fused_attention(q, k, v, mask, is_training() ? dropout->p() : 0.0)), {}};
   }
-  // Scaled after the product, as HuggingFace does, so rounding matches.
-  auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
+  auto scores = torch::matmul(q, k.transpose(-1, -2));
   if (ctx.attention_bias.defined()) scores = scores + ctx.attention_bias;
   return attend(scores, v, ctx.output_attentions);
 }

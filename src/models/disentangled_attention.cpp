@@ -75,7 +75,8 @@ torch::Tensor DisentangledSelfAttentionImpl::distance_product(const torch::Tenso
 AttentionOutput DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden, const EncoderContext& ctx,
                                                        const torch::Tensor& query_states) {
   const auto input = autocast_input(hidden);
-  auto q_tokens = autocast_linear(query, query_states.defined() ? query_states : input) * inv_scale_;
+  // The scale in the GEMM (addmm's alpha and beta), not in a pass of its own.
+  auto q_tokens = autocast_linear(query, query_states.defined() ? query_states : input, true, inv_scale_);
   auto k_tokens = autocast_linear(key, input);
   auto q = split_heads(q_tokens);
   auto k = split_heads(k_tokens);
@@ -91,7 +92,7 @@ AttentionOutput DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidd
     auto rel = pos_dropout(ctx.relative_embeddings);  // [S, H]
     torch::Tensor rel_keys, rel_queries;  // [S, H]
     if (c2p_ || p2p_) rel_keys = autocast_linear(share_att_key_ ? key : pos_key_proj, rel);
-    if (p2c_ || p2p_) rel_queries = autocast_linear(share_att_key_ ? query : pos_query_proj, rel) * inv_scale_;
+    if (p2c_ || p2p_) rel_queries = autocast_linear(share_att_key_ ? query : pos_query_proj, rel, true, inv_scale_);
     c10::optional<torch::Tensor> c2p, p2c, p2p;
     if (c2p_)
       c2p = plan.banded() ? banded_product(q_tokens, rel_keys, plan, /*by_query=*/true)
