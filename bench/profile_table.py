@@ -6,6 +6,10 @@ self CPU time per repetition on either side (milliseconds, calls and share of
 the side's total operator self time).
 
   bench/profile_table.py --case train_step --preset small --length 64 [--steps 5] [--threads 2]
+                         [--precision bf16] [--mtbert BUILD/mtbert --python VENV/bin/python]
+
+--mtbert and --python choose the pair: an mtbert built against pip's LibTorch
+beside the Python of that pip's torch, for example.
 """
 import argparse
 import json
@@ -34,12 +38,14 @@ def main(argv):
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=10)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     p.add_argument("--mtbert", default=str(ROOT / "build" / "mtbert"))
+    p.add_argument("--python", default="/usr/bin/python3", help="the Python with torch that runs the peer")
     args = p.parse_args(argv)
     flags = ["--case", args.case, "--preset", args.preset, "--length", str(args.length), "--steps", str(args.steps),
-             "--threads", str(args.threads), "--profile"]
+             "--threads", str(args.threads), "--precision", args.precision, "--profile"]
     sides = {"mtbert": profile([args.mtbert, "bench", *flags]),
-             "peer": profile(["/usr/bin/python3", ROOT / "bench" / "peer" / "peer_bench.py", *flags])}
+             "peer": profile([args.python, ROOT / "bench" / "peer" / "peer_bench.py", *flags])}
     ops = {name: {op["op"]: op for op in line["profile"]["top"]} for name, line in sides.items()}
     ranked = []
     for name in ("mtbert", "peer"):
@@ -47,7 +53,8 @@ def main(argv):
             if op["op"] not in ranked:
                 ranked.append(op["op"])
     ranked.sort(key=lambda op: -max(ops[side].get(op, {"self_ms": 0})["self_ms"] for side in ops))
-    print(f"{args.case}, {args.preset}, N = {args.length}, {args.threads} threads: median "
+    print(f"{args.case}, {args.preset}, {args.precision}, N = {args.length}, {args.threads} threads, "
+          f"LibTorch {sides['mtbert']['torch_version']} / torch {sides['peer']['torch_version']}: median "
           f"{sides['mtbert']['median_ms']:.1f} ms (mtbert), {sides['peer']['median_ms']:.1f} ms (peer) per repetition\n")
     print("| operator | mtbert self ms | calls | share | peer self ms | calls | share |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")

@@ -56,12 +56,16 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const ModelC
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual,
                                               const torch::Tensor& extra) {
   // The residual sum and LayerNorm in one pass (ops/add_layer_norm.h); with
-  // dropout inactive (evaluation) the dense layer's bias joins that pass too.
+  // dropout inactive (evaluation) the dense layer's bias joins that pass too,
+  // on a CPU: elsewhere that unit has no kernel, and the bias stays in the
+  // GEMM (cuBLASLt adds it in its epilogue) rather than take a pass of its own.
   const auto& norm = LayerNorm->options;
   const bool dropping = is_training() && dropout->p() > 0;
-  auto y = dropping ? dropout(autocast_linear(dense, x)) : autocast_linear(dense, x, /*with_bias=*/false);
+  const bool bias_in_gemm = dropping || !x.device().is_cpu();
+  auto y = autocast_linear(dense, x, bias_in_gemm);
+  if (dropping) y = dropout(y);
   if (extra.defined()) y = y + extra;
-  return ops::add_layer_norm(y, dropping ? torch::Tensor() : dense->bias, residual, LayerNorm->weight,
+  return ops::add_layer_norm(y, bias_in_gemm ? torch::Tensor() : dense->bias, residual, LayerNorm->weight,
                              LayerNorm->bias, norm.eps());
 }
 
