@@ -182,7 +182,8 @@ def profile_field(ops):
     total = sum(op[2] for op in ops)
     return {"total_self_ms": round(total, 3), "total_calls": round(sum(op[1] for op in ops), 1),
             "top": [{"op": name, "calls": round(calls, 1), "self_ms": round(ms, 3),
-                     "share": round(ms / total if total > 0 else 0.0, 4)} for name, calls, ms in ops[:15]]}
+                     "share": round(ms / total if total > 0 else 0.0, 4)} for name, calls, ms in ops[:15]],
+            "calls": {name: round(calls, 1) for name, calls, _ in ops}}
 
 
 def timing_fields(ctx, measured, examples, tokens):
