@@ -60,3 +60,18 @@ TEST_CASE("On a CPU without kept buffers, a step reads the batch's own tensors")
   CHECK(placed.token_type_ids.data_ptr() == batch.token_type_ids.data_ptr());
   CHECK(inputs.buffers() == 0);
 }
+
+TEST_CASE("On CUDA a step's host batches land in the kept device buffers", "[cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  StepInputs inputs(torch::Device(torch::kCUDA, 0), /*keep_buffers=*/false);
+  const void* first = nullptr;
+  for (int step = 0; step < 3; ++step) {
+    const auto batch = tokens(4, 7, 100 * step, true);
+    const auto placed = inputs.place(batch);
+    CHECK(placed.input_ids.is_cuda());
+    CHECK(torch::equal(placed.input_ids.cpu(), batch.input_ids));
+    if (step == 0) first = placed.input_ids.data_ptr();
+    else CHECK(placed.input_ids.data_ptr() == first);
+    inputs.end_step();
+  }
+}
