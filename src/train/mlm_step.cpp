@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
+#include "core/token_batch.h"
 #include "dist/gradient_reducer.h"
 #include "optim/gradient_clipping.h"
 #include "optim/kept_gradients.h"
@@ -33,8 +34,10 @@ torch::Tensor MlmStep::accumulate(const MaskedBatch& batch, double weight) {
   if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
   {
     const AutocastScope autocast(device_, precision_ == Precision::bf16);
-    auto logits = model_->logits_at(inputs_->place(batch.inputs), inputs_->place(batch.positions));
-    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), inputs_->place(batch.labels));
+    // The chosen positions and their labels change in count from batch to
+    // batch: kept buffers would pile up one per count, so they are plain copies.
+    auto logits = model_->logits_at(inputs_->place(batch.inputs), to_device(batch.positions, device_));
+    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), to_device(batch.labels, device_));
   }
   (loss * (weight / static_cast<double>(train_.grad_accumulation))).backward();
   return loss.detach();

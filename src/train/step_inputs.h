@@ -7,8 +7,11 @@
 // its passes, each one's token tensors and labels), so the k-th input of a
 // step of the same shapes lands at the same address every step: the fixed
 // addresses a captured CUDA graph replays from, and no allocation that
-// depends on the data inside the step. Shapes differ only by length bucket
-// and by the rows of a last or sharded batch, so few buffers are kept.
+// depends on the data inside the step. A buffer is kept for every input
+// number and shape met, so the inputs given must take few shapes: a batch's
+// rows and its padded length (at most the task's max_length), not a count
+// that the data decides anew each batch (a masked-LM batch's chosen
+// positions, which MlmStep copies plainly).
 //
 // On a GPU the copy goes through pinned memory, asynchronously, on the
 // step's stream: a buffer's next copy is queued after every kernel of the
