@@ -99,6 +99,12 @@ MFU = 6 x parameters x tokens / step time / peak (2 x for inference), the
 parameters those of the peer's model and heads (the same shapes as mtbert's),
 the peak an 8192^3 bf16 matrix product timed first.
 
+On CUDA each round of a step case also runs mtbert with its step captured in
+CUDA graphs (`mtbert bench --cuda-graphs`, train.cuda_graphs; --graphs no
+leaves it out): the case's line then has "mtbert_graphs_ms" and
+"ratio_graphs" (peer / mtbert with graphs), the summary "mtbert_graphs_ms"
+and "ratio_graphs_to_fastest".
+
 --deadline (seconds from the start) keeps the run inside a device call: a case
 that would start after it is reported as skipped; compile cases run last.
 --size tiny is for a dry run on a CPU (64 x 2 models, no peak measurement);
@@ -186,6 +192,8 @@ def parse_args(argv):
     p.add_argument("--compile-scope", choices=["step", "encoder"], default="step",
                    help="what a step's compiled peer compiles: the whole step's model (encoder, heads, losses), "
                         "or its encoder alone (a shorter compile; the peer's name says -encoder)")
+    p.add_argument("--graphs", choices=["also", "no"], default="also",
+                   help="step cases on CUDA: also time mtbert with its step in CUDA graphs (--cuda-graphs)")
     p.add_argument("--deadline", type=float, default=math.inf, help="seconds from the start; no case starts after")
     p.add_argument("--out", help="also append every JSON line to this file as it is printed")
     # One compiled peer in a child (run_compiled): its case and mode.
@@ -377,7 +385,7 @@ class Peer:
         return line
 
 
-def mtbert_command(args, name):
+def mtbert_command(args, name, graphs=False):
     kind, model, positions, precision, length, batch = CASES[name]
     shape = shape_of(args, model)
     cmd = [args.mtbert, "bench", "--device", args.device, "--case", "train_step" if kind == "step" else "encoder_forward",
@@ -385,11 +393,16 @@ def mtbert_command(args, name):
            "--intermediate", str(shape["intermediate"]), "--length", str(length), "--batch", str(batch),
            "--steps", str(args.steps), "--warmup", str(args.warmup), "--positions", positions,
            "--precision", "bf16" if precision == "bf16" else "fp32"]
-    return cmd + (["--tf32"] if precision == "tf32" else [])
+    return cmd + (["--tf32"] if precision == "tf32" else []) + (["--cuda-graphs"] if graphs else [])
 
 
-def run_mtbert(args, name, timeout):
-    cmd = mtbert_command(args, name)
+def with_graphs(args, name):
+    """Whether a round of the case also times mtbert's step in CUDA graphs."""
+    return args.graphs == "also" and CASES[name][0] == "step" and args.device.startswith("cuda")
+
+
+def run_mtbert(args, name, timeout, graphs=False):
+    cmd = mtbert_command(args, name, graphs)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     lines = [l for l in done.stdout.splitlines() if l.startswith('{"')]
     if done.returncode != 0 or not lines:
@@ -520,6 +533,13 @@ def summaries(lines, peak):
                         ratio_to_fastest_paired=fastest.get("ratio"))
             if peak:
                 line["mtbert_mfu"] = mfu(kind, fastest["params"], fastest["tokens"], m, peak)
+        graphs = [r["mtbert_graphs"]["median_ms"] for l in variants.values() for r in l.get("rounds", [])
+                  if "mtbert_graphs" in r]
+        if graphs:
+            g = statistics.median(graphs)
+            line.update(mtbert_graphs_ms=round(g, 3), ratio_graphs_to_fastest=round(fastest["peer_ms"] / g, 3))
+            if peak:
+                line["mtbert_graphs_mfu"] = mfu(kind, fastest["params"], fastest["tokens"], g, peak)
         if peak:
             line["fastest_peer_mfu"] = mfu(kind, fastest["params"], fastest["tokens"], fastest["peer_ms"], peak)
         yield line
@@ -569,7 +589,7 @@ def main(argv=None):
         peer = None
         try:
             peer = Peer(args, name) if mode is None else CompiledPeer(args, name, mode, timeout=limit())
-            mtbert_ms, peer_ms, rounds, round_s = [], [], [], 0.0
+            mtbert_ms, graphs_ms, peer_ms, rounds, round_s = [], [], [], [], 0.0
             for r in range(args.rounds):
                 if r and left() < 1.5 * round_s:
                     line["rounds_cut"] = f"{r} of {args.rounds}: the deadline"
@@ -583,6 +603,13 @@ def main(argv=None):
                         failures += 1  # mtbert's own failure: the stage fails
                         raise
                     mtbert_ms.append(this["mtbert"]["median_ms"])
+                    if with_graphs(args, name):
+                        try:
+                            this["mtbert_graphs"] = run_mtbert(args, name, timeout=limit(), graphs=True)
+                        except (RuntimeError, subprocess.TimeoutExpired):
+                            failures += 1
+                            raise
+                        graphs_ms.append(this["mtbert_graphs"]["median_ms"])
                 this["peer"] = peer.measure(args) if mode is None else peer.measure(timeout=limit())
                 peer_ms.append(this["peer"]["median_ms"])
                 rounds.append(this)
@@ -601,6 +628,11 @@ def main(argv=None):
                             mtbert_tokens_per_s=round(theirs["tokens"] / m * 1e3))
                 if peak:
                     line["mtbert_mfu"] = mfu(kind, theirs["params"], theirs["tokens"], m, peak)
+            if graphs_ms:
+                g = statistics.median(graphs_ms)
+                line.update(mtbert_graphs_ms=round(g, 3), ratio_graphs=round(p / g, 3))
+                if peak:
+                    line["mtbert_graphs_mfu"] = mfu(kind, theirs["params"], theirs["tokens"], g, peak)
             if peak:
                 line["peer_mfu"] = mfu(kind, theirs["params"], theirs["tokens"], p, peak)
             line["rounds"] = rounds

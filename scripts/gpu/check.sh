@@ -28,13 +28,16 @@
 # 2^31, gradcheck in double, a bad band as a catchable error, the parity
 # fixtures with TF32 off, a training step against the CPU, bf16 autocast,
 # fused against explicit attention, resume across devices, FusedAdamW's
-# foreach step; the p2p term in all of them); compute-sanitizer memcheck on
+# foreach step, the step replayed from CUDA graphs against the eager one, its
+# dropout, its length buckets and a run resumed from a replayed run's
+# checkpoint; the p2p term in all of them); compute-sanitizer memcheck on
 # the op's tests; the op from Python and patched into HuggingFace's DeBERTa-v2;
 # a short `mtbert train` (BERT, and DeBERTa with all four terms in bf16) and
 # `mtbert pretrain` on CUDA. Then the timings, one at a time, most wanted
 # first, each inside what is left of the budget: the small step's operator
-# profile; bench/gpu_peer.py (mtbert against transformers' BertModel and
-# DebertaV2Model, eager: peer.jsonl); bench/hf_deberta_patch.py (the attention
+# profile; bench/gpu_peer.py (mtbert, its steps eager and in CUDA graphs,
+# against transformers' BertModel and DebertaV2Model, eager: peer.jsonl);
+# bench/hf_deberta_patch.py (the attention
 # alone and DeBERTa-v3-base, HF's against the op: hf_patch.jsonl); where the
 # machine's CPU has AMX (issue 37; cpu.txt names the CPU), bench/compare.py on
 # that CPU, mtbert against the eager peer in bf16 and fp32 (cpu.jsonl); the
@@ -205,7 +208,7 @@ parallel() {  # parallel NAME COMMAND...: a stage in the background, logging to 
   parallel_logs+=("$runs/$name.log")
 }
 parallel_logs=()
-parallel cuda-tests stage cuda-tests 120 "$tests" "[cuda]" --durations yes
+parallel cuda-tests stage cuda-tests 180 "$tests" "[cuda]" --durations yes
 parallel attention-tests stage attention-tests 90 "$tests" "[attention],[autocast]" --durations yes
 # The op from pip's torch (libmtbert_ops.so built against its LibTorch), CUDA
 # against CPU included; then HuggingFace's DeBERTa-v2 with the op patched in.

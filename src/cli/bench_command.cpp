@@ -58,6 +58,7 @@
 #include "text/wordpiece_tokenizer.h"
 #include "train/experiment.h"
 #include "train/mlm_step.h"
+#include "train/step_graphs.h"
 #include "train/train_step.h"
 
 namespace mtbert::cli {
@@ -96,6 +97,7 @@ struct BenchArgs {
   bool profile = false;
   bool tf32 = false;  // CUDA fp32 products in TF32
   bool per_task_passes = false;  // train_step: train.join_tasks false
+  bool cuda_graphs = false;      // train_step: train.cuda_graphs
   // "absolute": BERT. Otherwise DeBERTa's position terms ("c2p|p2c",
   // "c2p|p2c|p2p", ...) on a DeBERTa-v3-style encoder.
   std::string positions = "absolute";
@@ -331,19 +333,26 @@ json bench_train_step(const Context& ctx, const Shape& shape, int64_t length) {
   train.weight_decay = a.weight_decay;
   train.grad_clip = 1.0;
   train.join_tasks = !a.per_task_passes;
+  train.cuda_graphs = a.cuda_graphs;
   TrainStep step(model, tasks, train, ctx.precision, ctx.device, /*total_steps=*/1);
   std::mt19937_64 rng(0);
 
   std::vector<TaskBatch> batches;
   for (const auto& head : heads) batches.push_back(random_task_batch(a, head, length));
-  const auto times = time_repeated(ctx, [&] {
+  const auto one_step = [&] {
     step.accumulate(batches);
     step.apply(1.0, /*step=*/0, rng);
-  });
+  };
+  // With graphs, the steps that warm up and capture them come before any
+  // --warmup repetition: the timed ones are replays.
+  if (a.cuda_graphs)
+    for (int i = 0; i <= kStepGraphWarmups; ++i) one_step();
+  const auto times = time_repeated(ctx, one_step);
   const int64_t examples = static_cast<int64_t>(batches.size()) * a.batch;
   json line = {{"case", "train_step"}, {"precision", a.precision}};
   line.update(shape_fields(shape, a, length));
   line.update({{"tasks", batches.size()}, {"examples_per_step", examples}, {"join_tasks", train.join_tasks}});
+  if (a.cuda_graphs) line.update({{"cuda_graphs", true}, {"graphs", step.captured_graphs()}});
   line.update(timing_fields(ctx, times, static_cast<double>(examples), static_cast<double>(examples * length)));
   return line;
 }
@@ -440,6 +449,8 @@ void run_bench(BenchArgs& a) {
                {"torch_version", torch_version_string()},
                {"omp_wait_policy", policy ? policy : ""}}};
   ctx.common["device"] = ctx.device.str();
+  if (a.cuda_graphs && !ctx.device.is_cuda())
+    throw UserError(fmt::format("--cuda-graphs is a CUDA setting (the device is {})", ctx.device.str()));
   if (a.tf32) {
     if (!ctx.device.is_cuda()) throw UserError(fmt::format("--tf32 is a CUDA setting (the device is {})", ctx.device.str()));
     // What torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
@@ -525,6 +536,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--per-task-passes", args->per_task_passes,
                 "train_step: one encoder pass and one backward per task (train.join_tasks: false) instead of one "
                 "pass over the three tasks' batches");
+  cmd->add_flag("--cuda-graphs", args->cuda_graphs,
+                "CUDA only, train_step: the step captured in CUDA graphs and replayed (train.cuda_graphs; the "
+                "captures run before --warmup)");
   cmd->add_flag("--profile", args->profile,
                 "After the timed repetitions, as many again under LibTorch's profiler: each line gets the operators "
                 "with the most self time per repetition");

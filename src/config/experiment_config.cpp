@@ -95,6 +95,16 @@ void check_experiment(const ConfigNode& root, const ExperimentConfig& c) {
       std::any_of(c.tasks.begin(), c.tasks.end(), [](const TaskConfig& t) { return !t.dev.empty(); });
   train.check(c.train.early_stopping_patience == 0 || any_dev, "early_stopping_patience",
               "early stopping watches the dev score, but no task has a dev file: give one a dev: path, or set 0");
+  // A captured step replays one pass per task set and shape; PCGrad, SMART
+  // and SiFT take more passes and host decisions than that (train_step.h).
+  train.check(!(c.train.cuda_graphs && c.train.pcgrad.enabled), "cuda_graphs",
+              "CUDA graphs capture the plain step, not PCGrad's surgery: disable train.cuda_graphs or train.pcgrad");
+  for (const auto& task : c.tasks)
+    train.check(!(c.train.cuda_graphs && (task.smart.enabled || task.sift.enabled)), "cuda_graphs",
+                fmt::format("CUDA graphs capture the plain step, not {}'s perturbed passes (task {}): disable "
+                            "train.cuda_graphs or tasks.{}.{}.enabled",
+                            task.smart.enabled ? "SMART" : "SiFT", task.name, task.name,
+                            task.smart.enabled ? "smart" : "sift"));
   train.section("pcgrad").check(!(c.train.pcgrad.enabled && c.model.freeze_encoder), "enabled",
                                 "PCGrad acts on the shared encoder, which model.freeze_encoder freezes: disable one");
   r.section("distributed").check(!(c.distributed.backend == DistributedBackend::nccl && c.device == DeviceChoice::cpu),

@@ -49,6 +49,15 @@ JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches) {
   return joined;
 }
 
+TokenBatch pad_to_length(const TokenBatch& batch, int64_t length, int64_t pad_id) {
+  const int64_t own = batch.input_ids.size(1);
+  check_invariant(length >= own, "pad_to_length: {} columns asked of a batch of {}", length, own);
+  if (length == own) return batch;
+  return {pad_columns(batch.input_ids, length, pad_id), pad_columns(batch.attention_mask, length, 0),
+          batch.token_type_ids.defined() ? pad_columns(batch.token_type_ids, length, 0) : batch.token_type_ids,
+          /*padded=*/true};
+}
+
 std::vector<std::vector<size_t>> group_by_length(const std::vector<const TaskBatch*>& batches, double max_padding) {
   struct Shape {
     size_t index;

@@ -14,6 +14,11 @@ namespace mtbert {
 // zeros where a batch has none.
 JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches);
 
+// `batch` with columns of padding (pad_id, mask 0, token type 0) added up to
+// `length` (at least its own): the length buckets of a step captured in CUDA
+// graphs, which replay for one shape each. Padded when a column was added.
+TokenBatch pad_to_length(const TokenBatch& batch, int64_t length, int64_t pad_id);
+
 // The batches in groups worth one pass each (positions into `batches`): in
 // order of length (a batch's longest segment), a batch joins the group before
 // it while the group's rows padded to its length hold at most

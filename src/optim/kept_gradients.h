@@ -35,8 +35,20 @@ class KeptGradients {
   // parameters the passes did not reach have no gradient.
   void set_aside_unreached();
   // After the optimizer: every gradient zeroed in place, those set aside
-  // given back, the record emptied for the next step.
+  // given back, the record emptied for the next step. It is zero() and then
+  // give_back(): a step captured in a CUDA graph (train/step_graphs.h) runs
+  // the first inside the graph (device work) and the second after it (host
+  // bookkeeping, which a replay does not repeat).
   void clear();
+  void zero();
+  void give_back();
+
+  // The record itself, for a captured pass: a replay runs no hooks, so the
+  // capture takes the flags its backward set (take_reached: the flags so far,
+  // the record emptied) and each replay marks them again (mark_reached: ORed
+  // in).
+  std::vector<char> take_reached();
+  void mark_reached(const std::vector<char>& flags);
 
  private:
   std::vector<torch::Tensor> parameters_;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "core/autocast_scope.h"
@@ -17,6 +18,7 @@
 #include "optim/gradient_clipping.h"
 #include "optim/kept_gradients.h"
 #include "optim/optimizer.h"
+#include "train/step_graphs.h"
 #include "train/step_inputs.h"
 
 namespace mtbert {
@@ -43,12 +45,21 @@ void LossTally::reset() {
 }
 
 void LossTally::add(const std::string& task, const torch::Tensor& loss) {
+  add_loss(task, loss);
+  count_batch(task);
+}
+
+size_t LossTally::index(const std::string& task) const {
   const auto it = std::find(tasks_.begin(), tasks_.end(), task);
   check_invariant(it != tasks_.end(), "LossTally: no task {}", task);
-  const auto k = it - tasks_.begin();
-  sums_.select(0, k).add_(loss.detach().to(torch::kDouble));
-  ++batches_[k];
+  return static_cast<size_t>(it - tasks_.begin());
 }
+
+void LossTally::add_loss(const std::string& task, const torch::Tensor& loss) {
+  sums_.select(0, static_cast<int64_t>(index(task))).add_(loss.detach().to(torch::kDouble));
+}
+
+void LossTally::count_batch(const std::string& task) { ++batches_[index(task)]; }
 
 LossTally LossTally::summed(Communicator& comm) const {
   std::vector<double> counts(batches_.begin(), batches_.end());
@@ -106,6 +117,9 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
     if (p.requires_grad()) trainable_.push_back(p);
   gradients_ = std::make_unique<KeptGradients>(trainable_);
   inputs_ = std::make_unique<StepInputs>(device_, /*keep_buffers=*/false);
+  if (train_.cuda_graphs && device_.is_cuda()) graphs_ = make_step_graphs(device_);
+  else if (train_.cuda_graphs) spdlog::warn("train.cuda_graphs: the device is {}, not a GPU: steps run without graphs",
+                                            device_.str());
   if (train_.pcgrad.enabled) {
     std::vector<torch::Tensor> shared;
     for (const auto& p : model_->shared_parameters())
@@ -124,6 +138,11 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
 TrainStep::~TrainStep() = default;
 
 void TrainStep::enable_data_parallel(Communicator& comm, int64_t bucket_bytes) {
+  // The reducer decides on the host which gradients travel, once per step.
+  if (graphs_)
+    throw UserError(fmt::format("train.cuda_graphs captures a single process's step, and this run has {} ranks: "
+                                "set train.cuda_graphs: false",
+                                comm.world_size()));
   world_size_ = comm.world_size();
   // With PCGrad the shared parameters' gradients travel as the task
   // gradients (averaged before the surgery); the reducer takes the rest.
@@ -140,6 +159,7 @@ void TrainStep::enable_data_parallel(Communicator& comm, int64_t bucket_bytes) {
 
 int64_t TrainStep::last_all_reduce_calls() const { return reducer_ ? reducer_->calls() : 0; }
 int64_t TrainStep::last_all_reduce_bytes() const { return reducer_ ? reducer_->bytes() : 0; }
+size_t TrainStep::captured_graphs() const { return graphs_ ? graphs_->graphs() : 0; }
 
 const TaskConfig& TrainStep::task(const std::string& name) const {
   for (const auto& t : tasks_)
@@ -147,11 +167,10 @@ const TaskConfig& TrainStep::task(const std::string& name) const {
   throw UserError(fmt::format("no task \"{}\" to train", name));
 }
 
-torch::Tensor TrainStep::task_loss(const TaskConfig& config, const TaskBatch& batch) {
+torch::Tensor TrainStep::task_loss(const TaskConfig& config, const std::vector<TokenBatch>& inputs,
+                                   const torch::Tensor& labels) {
   const AutocastScope autocast(device_, precision_ == Precision::bf16);
   const std::string& task = config.name;
-  const auto inputs = inputs_->place(batch.segments);
-  const auto labels = inputs_->place(batch.labels);
   TaskHead head = model_->head(task);
   const bool smart = config.smart.enabled, bregman = teacher_ && smart && config.smart.bregman;
   if (!smart && !config.sift.enabled) return head->loss(model_(task, inputs), labels);
@@ -207,21 +226,141 @@ void TrainStep::accumulate(const std::string& name, const TaskBatch& batch) {
 }
 
 void TrainStep::accumulate(const std::vector<TaskBatch>& batches) {
-  if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
+  // A graph reads the buffers its capture's inputs landed in: numbered from
+  // each micro-step's first input, the same plan lands in the same buffers
+  // whichever micro-step it is (the caller's stream copies the next inputs
+  // only after the last graph has run: step_graphs.h).
+  if (graphs_) inputs_->end_step();
+  const auto passes = plan_passes(batches);
+  if (graphs_) {
+    run_graphed(passes);
+  } else {
+    if (!weight_casts_) weight_casts_ = std::make_unique<WeightCastCache>();
+    for (const auto& pass : passes) run_pass(pass);
+  }
+  for (const auto& pass : passes)
+    for (const auto* batch : pass.batches)
+      if (batch->size() > 0) losses_.count_batch(batch->task);
+}
+
+std::vector<TrainStep::Pass> TrainStep::plan_passes(const std::vector<TaskBatch>& batches) {
+  std::vector<Pass> passes;
   std::vector<const TaskBatch*> joined;
   for (const auto& batch : batches) {
     if (batch.size() > 0 && alone_reason(task(batch.task)).empty()) joined.push_back(&batch);
-    else accumulate_alone(batch);
+    else passes.push_back(place_alone(batch));
   }
   for (const auto& group : group_by_length(joined, join_padding())) {
     if (group.size() == 1) {
-      accumulate_alone(*joined[group.front()]);
+      passes.push_back(place_alone(*joined[group.front()]));
       continue;
     }
     std::vector<const TaskBatch*> members;
     for (const size_t i : group) members.push_back(joined[i]);
-    accumulate_joined(members);
+    passes.push_back(place_joined(std::move(members)));
   }
+  return passes;
+}
+
+TrainStep::Pass TrainStep::place_alone(const TaskBatch& batch) {
+  Pass pass;
+  pass.batches = {&batch};
+  if (batch.size() == 0) return pass;
+  for (const auto& segment : batch.segments) pass.segments.push_back(inputs_->place(bucketed(segment, batch.pad_id)));
+  pass.labels.push_back(inputs_->place(batch.labels));
+  return pass;
+}
+
+TrainStep::Pass TrainStep::place_joined(std::vector<const TaskBatch*> batches) {
+  Pass pass;
+  pass.batches = std::move(batches);
+  pass.joined = join_batches(pass.batches);
+  pass.joined.tokens = inputs_->place(bucketed(pass.joined.tokens, pass.batches.front()->pad_id));
+  for (const auto* batch : pass.batches) pass.labels.push_back(inputs_->place(batch->labels));
+  return pass;
+}
+
+TokenBatch TrainStep::bucketed(const TokenBatch& tokens, int64_t pad_id) const {
+  if (!graphs_) return tokens;
+  const int64_t multiple = train_.cuda_graph_length_multiple;
+  const int64_t own = tokens.input_ids.size(1);
+  const int64_t positions = model_->bert->config().max_position_embeddings;
+  const int64_t length = std::max(own, std::min((own + multiple - 1) / multiple * multiple, positions));
+  return pad_to_length(tokens, length, pad_id);
+}
+
+void TrainStep::run_pass(const Pass& pass) {
+  if (pass.joined.parts.empty()) {
+    const TaskBatch& batch = *pass.batches.front();
+    if (batch.size() == 0) {
+      // An empty data-parallel shard: zeros, so that the ranks still exchange
+      // the same gradients (and PCGrad the same number of task gradients).
+      if (pcgrad_) pcgrad_->capture_task_gradient();
+      return;
+    }
+    const TaskConfig& config = task(batch.task);
+    auto loss = task_loss(config, pass.segments, pass.labels.front());
+    (loss * loss_scale(config, batch)).backward();
+    if (pcgrad_) pcgrad_->capture_task_gradient();
+    losses_.add_loss(batch.task, loss);
+    return;
+  }
+  std::vector<torch::Tensor> losses;
+  {
+    const AutocastScope autocast(device_, precision_ == Precision::bf16);
+    const auto outputs = model_->forward_joined(pass.joined);
+    for (size_t k = 0; k < pass.batches.size(); ++k)
+      losses.push_back(model_->head(pass.batches[k]->task)->loss(outputs[k], pass.labels[k]));
+  }
+  torch::Tensor total;
+  for (size_t k = 0; k < pass.batches.size(); ++k) {
+    const auto weighted = losses[k] * loss_scale(task(pass.batches[k]->task), *pass.batches[k]);
+    total = total.defined() ? total + weighted : weighted;
+  }
+  total.backward();
+  for (size_t k = 0; k < pass.batches.size(); ++k) losses_.add_loss(pass.batches[k]->task, losses[k]);
+}
+
+namespace {
+
+std::string shape_key(const TokenBatch& tokens) {
+  return fmt::format("{}x{}{}{}", tokens.input_ids.size(0), tokens.input_ids.size(1), tokens.padded ? " padded" : "",
+                     tokens.token_type_ids.defined() ? "" : " no-types");
+}
+
+}  // namespace
+
+void TrainStep::run_graphed(const std::vector<Pass>& passes) {
+  // What the passes' graph depends on besides its tensors' values: per pass,
+  // its tasks and their loss weights, the shapes and padding of its inputs.
+  std::vector<std::string> parts;
+  for (const auto& pass : passes) {
+    std::vector<std::string> members;
+    for (const auto* batch : pass.batches)
+      members.push_back(fmt::format("{} x{:a}", batch->task, loss_scale(task(batch->task), *batch)));
+    std::vector<std::string> shapes;
+    if (!pass.joined.parts.empty()) shapes.push_back(shape_key(pass.joined.tokens));
+    for (const auto& segment : pass.segments) shapes.push_back(shape_key(segment));
+    parts.push_back(fmt::format("[{}] {}", fmt::join(members, ", "), fmt::join(shapes, ", ")));
+  }
+  const std::string key = fmt::format("{}", fmt::join(parts, "; "));
+  // The graph's own weight casts: a cast kept from an earlier pass would be
+  // read at the address it had then, holding whatever is there by replay.
+  const auto work = [&] {
+    const WeightCastCache weight_casts;
+    for (const auto& pass : passes) run_pass(pass);
+  };
+  // The passes' own record of reached parameters, apart from the step's
+  // earlier passes: what the capture's backward reached is what every replay
+  // of it reaches.
+  const auto earlier = gradients_->take_reached();
+  if (graphs_->run(key, work) == StepGraphs::Run::replayed) {
+    gradients_->mark_reached(reached_by_graph_.at(key));
+  } else {
+    reached_by_graph_[key] = gradients_->take_reached();
+    gradients_->mark_reached(reached_by_graph_[key]);
+  }
+  gradients_->mark_reached(earlier);
 }
 
 double TrainStep::join_padding() const {
@@ -234,41 +373,6 @@ double TrainStep::join_padding() const {
   return device_.is_cuda() ? std::numeric_limits<double>::infinity() : 0.1;
 }
 
-void TrainStep::accumulate_alone(const TaskBatch& batch) {
-  const TaskConfig& config = task(batch.task);
-  if (batch.size() == 0) {
-    // An empty data-parallel shard: zeros, so that the ranks still exchange
-    // the same gradients (and PCGrad the same number of task gradients).
-    if (pcgrad_) pcgrad_->capture_task_gradient();
-    return;
-  }
-  auto loss = task_loss(config, batch);
-  (loss * loss_scale(config, batch)).backward();
-  if (pcgrad_) pcgrad_->capture_task_gradient();
-  losses_.add(batch.task, loss);
-}
-
-void TrainStep::accumulate_joined(const std::vector<const TaskBatch*>& batches) {
-  JoinedBatch joined = join_batches(batches);
-  joined.tokens = inputs_->place(joined.tokens);
-  std::vector<torch::Tensor> labels;
-  for (const auto* batch : batches) labels.push_back(inputs_->place(batch->labels));
-  std::vector<torch::Tensor> losses;
-  {
-    const AutocastScope autocast(device_, precision_ == Precision::bf16);
-    const auto outputs = model_->forward_joined(joined);
-    for (size_t k = 0; k < batches.size(); ++k)
-      losses.push_back(model_->head(batches[k]->task)->loss(outputs[k], labels[k]));
-  }
-  torch::Tensor total;
-  for (size_t k = 0; k < batches.size(); ++k) {
-    const auto weighted = losses[k] * loss_scale(task(batches[k]->task), *batches[k]);
-    total = total.defined() ? total + weighted : weighted;
-  }
-  total.backward();
-  for (size_t k = 0; k < batches.size(); ++k) losses_.add(batches[k]->task, losses[k]);
-}
-
 void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
   weight_casts_.reset();
   gradients_->set_aside_unreached();
@@ -279,12 +383,25 @@ void TrainStep::apply(double lr_factor, int64_t step, std::mt19937_64& rng) {
       for (auto& g : pcgrad_->captured()) reducer_->average_flat(g);
   }
   if (pcgrad_) pcgrad_->apply(train_.pcgrad.reduction, rng);
-  // After averaging every rank holds the same gradients, so this local norm
-  // is the global one.
-  if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
+  // Written before the update, outside its graph: a fill_ captured there
+  // would write the capture's LR at every replay.
   for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_->set_lr(i, base_lrs_[i] * lr_factor);
-  optimizer_->step();
-  gradients_->clear();
+  const auto update = [&] {
+    // After averaging every rank holds the same gradients, so this local
+    // norm is the global one.
+    if (train_.grad_clip > 0) clip_gradients(trainable_, train_.grad_clip);
+    optimizer_->step();
+    gradients_->zero();
+  };
+  if (graphs_) {
+    // AdamW moves the parameters with a gradient: one graph per such set.
+    std::string key = "update ";
+    for (const auto& p : trainable_) key += p.grad().defined() ? '1' : '0';
+    graphs_->run(key, update);
+  } else {
+    update();
+  }
+  gradients_->give_back();
   inputs_->end_step();
   if (teacher_) teacher_->update(model_, bregman_momentum(teacher_config_, step, total_steps_));
 }

@@ -22,6 +22,16 @@
 // but the batches' own inputs, which land in buffers kept per input and
 // shape: train/step_inputs.h): the losses of the batches are tallied on the
 // device between evaluations, clipping and AdamW's scalars stay there too.
+//
+// So on a GPU both can be captured in CUDA graphs (train.cuda_graphs:
+// train/step_graphs.h): each accumulate() is planned on the host (its
+// passes, their inputs copied to the device, every length padded up to a
+// multiple of train.cuda_graph_length_multiple), then its passes' device
+// work runs as one graph per plan (the tasks, shapes and loss weights of its
+// passes), and apply()'s clipping, AdamW and the zeroing of the gradients as
+// one graph per set of parameters with gradients; the LRs are written before
+// it, the host's bookkeeping (batch counts, which parameters the backward
+// reached) done after it, since a replay runs no host code.
 #include <map>
 #include <memory>
 #include <random>
@@ -32,6 +42,7 @@
 
 #include "config/experiment_config.h"
 #include "core/autocast_scope.h"
+#include "core/joined_batch.h"
 #include "data/batching.h"
 #include "models/multitask_model.h"
 #include "optim/fused_adamw.h"
@@ -44,6 +55,7 @@ namespace mtbert {
 class Communicator;
 class GradientReducer;
 class KeptGradients;
+class StepGraphs;
 class StepInputs;
 
 // Each task's mean training loss since the last reset: the sums as one dense
@@ -56,6 +68,10 @@ class LossTally {
  public:
   LossTally(std::vector<std::string> tasks, torch::Device device);
   void add(const std::string& task, const torch::Tensor& loss);
+  // add() in its two halves: the loss into the sums (device work, which a
+  // captured step replays) and the batch into the counts (host bookkeeping).
+  void add_loss(const std::string& task, const torch::Tensor& loss);
+  void count_batch(const std::string& task);
   // The tallies of all ranks together (every rank must call it).
   LossTally summed(Communicator& comm) const;
   nlohmann::json mean_json() const;  // {"sst": 1.23, ...}: tasks with batches
@@ -65,6 +81,8 @@ class LossTally {
   void reset();
 
  private:
+  size_t index(const std::string& task) const;
+
   std::vector<std::string> tasks_;
   torch::Tensor sums_;  // [tasks], double
   std::vector<int64_t> batches_;
@@ -106,13 +124,31 @@ class TrainStep {
   // Data-parallel: the all-reduce calls and bytes of the last step (bench).
   int64_t last_all_reduce_calls() const;
   int64_t last_all_reduce_bytes() const;
+  // With train.cuda_graphs on a GPU: the graphs captured so far; else 0.
+  size_t captured_graphs() const;
 
  private:
-  torch::Tensor task_loss(const TaskConfig& task, const TaskBatch& batch);
+  // One encoder pass of a step, its inputs on the device: one batch on its
+  // own (segments), or several in one joint pass (joined).
+  struct Pass {
+    std::vector<const TaskBatch*> batches;
+    std::vector<TokenBatch> segments;
+    JoinedBatch joined;
+    std::vector<torch::Tensor> labels;  // per batch
+  };
+  // The passes of `batches`, their inputs placed (host work).
+  std::vector<Pass> plan_passes(const std::vector<TaskBatch>& batches);
+  Pass place_alone(const TaskBatch& batch);
+  Pass place_joined(std::vector<const TaskBatch*> batches);
+  // `tokens` padded as the step's graphs want (unchanged without graphs).
+  TokenBatch bucketed(const TokenBatch& tokens, int64_t pad_id) const;
+  // A pass's forward, loss and backward (device work).
+  void run_pass(const Pass& pass);
+  // The passes' work in a graph keyed by their plan.
+  void run_graphed(const std::vector<Pass>& passes);
+  torch::Tensor task_loss(const TaskConfig& task, const std::vector<TokenBatch>& inputs, const torch::Tensor& labels);
   // Why `task` runs its own pass ("" when it may share one).
   std::string alone_reason(const TaskConfig& task) const;
-  void accumulate_alone(const TaskBatch& batch);
-  void accumulate_joined(const std::vector<const TaskBatch*>& batches);
   // How much padding a joint pass may add (group_by_length), by device.
   double join_padding() const;
   // The factor of a batch's loss: its task's loss_weight, its data-parallel
@@ -130,6 +166,10 @@ class TrainStep {
   std::vector<torch::Tensor> trainable_;
   std::unique_ptr<KeptGradients> gradients_;  // of trainable_
   std::unique_ptr<StepInputs> inputs_;
+  // train.cuda_graphs on a GPU, else null; per pass graph, the parameters
+  // its backward reaches (KeptGradients' record, which a replay cannot set).
+  std::unique_ptr<StepGraphs> graphs_;
+  std::map<std::string, std::vector<char>> reached_by_graph_;
   std::unique_ptr<PcgradAccumulator> pcgrad_;
   std::unique_ptr<GradientReducer> reducer_;       // data-parallel only
   int world_size_ = 1;

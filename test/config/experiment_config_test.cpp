@@ -356,6 +356,16 @@ TEST_CASE("rules across keys", "[experiment_config]") {
                                "model: {pretrained: p, freeze_encoder: true}\n"
                                "train: {pcgrad: {enabled: true}, sampler: {kind: mixed}}\n"),
              ContainsSubstring("train.pcgrad.enabled: PCGrad acts on the shared encoder, which model.freeze_encoder freezes"));
+  CHECK_THAT(error_of(dir, m + "train: {cuda_graphs: true, pcgrad: {enabled: true}, sampler: {kind: mixed}}\n"),
+             ContainsSubstring("train.cuda_graphs: CUDA graphs capture the plain step, not PCGrad's surgery"));
+  CHECK_THAT(error_of(dir, "tasks:\n  sst: {train: a.csv, smart: {enabled: true}}\nmodel: {pretrained: p}\n"
+                           "train: {cuda_graphs: true}\n"),
+             ContainsSubstring("train.cuda_graphs: CUDA graphs capture the plain step, not SMART's perturbed passes "
+                               "(task sst): disable train.cuda_graphs or tasks.sst.smart.enabled"));
+  CHECK_NOTHROW(mtbert::load_experiment(
+      dir.write("graphs.yaml", m + "train: {cuda_graphs: true, cuda_graph_length_multiple: 64}\n")));
+  CHECK_THAT(error_of(dir, m + "train: {cuda_graph_length_multiple: 0}\n"),
+             ContainsSubstring("train.cuda_graph_length_multiple"));
   CHECK_THAT(error_of(dir, m + "device: cpu\ndistributed: {backend: nccl}\n"),
              ContainsSubstring("distributed.backend: NCCL communicates between GPUs: with device: cpu use gloo (or auto)"));
   CHECK_NOTHROW(mtbert::load_experiment(dir.write("gloo.yaml", m + "distributed: {backend: gloo, timeout_seconds: 5}\n")));

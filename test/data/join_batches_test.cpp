@@ -112,3 +112,18 @@ TEST_CASE("group_by_length joins batches while padding adds at most the given sh
   CHECK(group_by_length(all, std::numeric_limits<double>::infinity()) == std::vector<std::vector<size_t>>{{3, 2, 1, 0}});
   CHECK(group_by_length({&a, &a, &b}, 0.0) == std::vector<std::vector<size_t>>{{0, 1}, {2}});
 }
+
+TEST_CASE("pad_to_length adds columns of padding and says the batch is padded", "[data][join]") {
+  auto in = tokens({{5, 6, 7}, {8, 9, 4}});
+  in.padded = false;
+  const auto same = pad_to_length(in, 3, 0);
+  CHECK(same.input_ids.is_same(in.input_ids));
+  CHECK_FALSE(same.padded);
+
+  const auto out = pad_to_length(in, 5, 2);
+  CHECK(torch::equal(out.input_ids, torch::tensor({5, 6, 7, 2, 2, 8, 9, 4, 2, 2}, torch::kLong).view({2, 5})));
+  CHECK(torch::equal(out.attention_mask, torch::tensor({1, 1, 1, 0, 0, 1, 1, 1, 0, 0}, torch::kLong).view({2, 5})));
+  CHECK(torch::equal(out.token_type_ids, torch::tensor({1, 1, 1, 0, 0, 1, 1, 1, 0, 0}, torch::kLong).view({2, 5})));
+  CHECK(out.padded);
+  CHECK_FALSE(pad_to_length(tokens({{5, 6}}, /*with_types=*/false), 4, 0).token_type_ids.defined());
+}

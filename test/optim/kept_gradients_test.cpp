@@ -85,3 +85,35 @@ TEST_CASE("a gradient made for a parameter set aside replaces the one set aside"
   REQUIRE(p.grad().defined());
   CHECK(p.grad().eq(0).all().item<bool>());
 }
+
+// A pass replayed from a CUDA graph runs no hooks: the record its capture
+// took is marked again, and the step sets aside what it would have.
+TEST_CASE("the record of reached parameters is taken apart and marked again", "[optim]") {
+  auto a = torch::randn({3}).requires_grad_(true);
+  auto b = torch::randn({3}).requires_grad_(true);
+  KeptGradients gradients({a, b});
+  (a * b).sum().backward();  // both get gradients, kept from now on
+  gradients.clear();
+
+  (a * 2).sum().backward();  // an earlier pass of the step reaches a
+  const auto earlier = gradients.take_reached();
+  CHECK(earlier == std::vector<char>{1, 0});
+  (b * 3).sum().backward();  // the "captured" pass reaches b
+  const auto own = gradients.take_reached();
+  CHECK(own == std::vector<char>{0, 1});
+  gradients.mark_reached(earlier);
+  gradients.set_aside_unreached();
+  CHECK(a.grad().defined());
+  CHECK_FALSE(b.grad().defined());  // the record says only a: b is set aside
+  gradients.clear();
+
+  gradients.mark_reached(own);  // a "replay" of the pass that reached b
+  gradients.set_aside_unreached();
+  CHECK_FALSE(a.grad().defined());
+  REQUIRE(b.grad().defined());
+  gradients.zero();
+  gradients.give_back();  // clear() in its two halves
+  REQUIRE(a.grad().defined());
+  CHECK(a.grad().eq(0).all().item<bool>());
+  CHECK(b.grad().eq(0).all().item<bool>());
+}

@@ -224,6 +224,45 @@ TEST_CASE("a run checkpointed on CUDA resumes on the CPU, and the other way roun
   }
 }
 
+// The trainer with its steps replayed from CUDA graphs: evaluations between
+// steps (on the caller's stream, the steps on the graphs' own) and a
+// checkpoint written from replayed steps, resumed by a run that captures its
+// graphs anew; against the same run without graphs, whose batches are not
+// padded up to the graphs' multiple (the same to rounding).
+TEST_CASE("a run replayed from CUDA graphs resumes exactly and ends where one without graphs does",
+          "[trainer][resume][graphs][cuda]") {
+  if (!torch::cuda::is_available()) MTBERT_SKIP("no CUDA device here");
+  test::TempDir tmp;
+  test::write_synthetic_tasks(tmp.path(), 96, 48, 2);
+  auto config = test::synthetic_experiment(tmp.path(), tmp.path() / "eager");
+  config.device = DeviceChoice::cuda;
+  config.train.eval_every_steps = 5;
+  const Run eager = train(config, tmp.path() / "eager");
+  config.train.cuda_graphs = true;
+  config.train.cuda_graph_length_multiple = 16;
+  const Run straight = train(config, tmp.path() / "graphs");
+  const Run resumed = train(config, tmp.path() / "graphs-resumed", /*stop_at=*/7);
+  // Exact but for the order of a GPU kernel's atomic sums, if any.
+  REQUIRE(straight.metrics.size() == resumed.metrics.size());
+  for (size_t i = 0; i < straight.metrics.size(); ++i) {
+    CHECK(straight.metrics[i]["step"] == resumed.metrics[i]["step"]);
+    for (const auto& [task, loss] : straight.metrics[i]["train_loss"].items())
+      CHECK(std::abs(loss.get<double>() - resumed.metrics[i]["train_loss"][task].get<double>()) < 1e-5);
+  }
+  const auto max_difference = [](const Run& a, const Run& b) {
+    double worst = 0;
+    for (const auto& [name, tensor] : a.weights)
+      worst = std::max(worst, (tensor - b.weights.at(name)).abs().max().item<double>());
+    return worst;
+  };
+  const double resume_difference = max_difference(straight, resumed);
+  INFO("max-abs weight difference, resumed to straight " << resume_difference);
+  CHECK(resume_difference < 1e-5);
+  const double eager_difference = max_difference(eager, straight);
+  INFO("max-abs weight difference to the run without graphs " << eager_difference);
+  CHECK(eager_difference < 1e-3);
+}
+
 // Evaluation runs under InferenceMode. What the model keeps per sequence
 // length (the relative positions of disentangled attention) and first builds
 // during an evaluation must serve the training steps that meet that length

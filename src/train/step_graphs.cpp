@@ -1,0 +1,118 @@
+#include "train/step_graphs.h"
+
+#include "core/internal_error.h"
+
+#ifdef MTBERT_WITH_CUDA
+
+#include <map>
+#include <stdexcept>
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <fmt/format.h>
+
+namespace mtbert {
+
+namespace {
+
+class CudaStepGraphs final : public StepGraphs {
+ public:
+  explicit CudaStepGraphs(c10::Device device)
+      : device_(device),
+        stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())),
+        pool_(at::cuda::graph_pool_handle()) {}
+
+  Run run(const std::string& key, const std::function<void()>& work) override {
+    const c10::cuda::CUDAGuard device_guard(device_);
+    const auto caller = c10::cuda::getCurrentCUDAStream(device_.index());
+    follow(caller, stream_);
+    Run how = Run::replayed;
+    {
+      const c10::cuda::CUDAStreamGuard on_side_stream(stream_);
+      Entry& entry = entries_[key];
+      if (entry.graph) {
+        entry.graph->replay();
+      } else if (entry.eager_runs < kStepGraphWarmups) {
+        work();
+        ++entry.eager_runs;
+        how = Run::eager;
+      } else {
+        entry.graph = capture(key, work);
+        entry.graph->replay();
+        ++captured_;
+        how = Run::captured;
+      }
+    }
+    follow(stream_, caller);
+    return how;
+  }
+
+  size_t graphs() const override { return captured_; }
+
+ private:
+  struct Entry {
+    int eager_runs = 0;
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+  };
+
+  // `later` runs what is queued on it from now on after what `earlier` holds.
+  static void follow(const c10::cuda::CUDAStream& earlier, const c10::cuda::CUDAStream& later) {
+    if (earlier == later) return;
+    at::cuda::CUDAEvent event;
+    event.record(earlier);
+    event.block(later);
+  }
+
+  std::unique_ptr<at::cuda::CUDAGraph> capture(const std::string& key, const std::function<void()>& work) {
+    auto graph = std::make_unique<at::cuda::CUDAGraph>();
+    graph->capture_begin(pool_);
+    try {
+      work();
+    } catch (const std::exception& e) {
+      // The stream must leave capture mode (and the allocator its pool)
+      // whatever broke it; the capture's own complaint, if any, says less
+      // than the first error.
+      try {
+        graph->capture_end();
+      } catch (const std::exception&) {
+      }
+      throw std::runtime_error(fmt::format("capturing the training step's work ({}) in a CUDA graph failed: {} "
+                                           "(train.cuda_graphs: false runs it without graphs)",
+                                           key, e.what()));
+    }
+    graph->capture_end();
+    return graph;
+  }
+
+  c10::Device device_;
+  c10::cuda::CUDAStream stream_;
+  decltype(at::cuda::graph_pool_handle()) pool_;  // shared by every graph
+  std::map<std::string, Entry> entries_;
+  size_t captured_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device) {
+  check_invariant(device.is_cuda(), "make_step_graphs: {} is not a CUDA device", device.str());
+  return std::make_unique<CudaStepGraphs>(device);
+}
+
+}  // namespace mtbert
+
+#else
+
+namespace mtbert {
+
+// Without CUDA no device is a GPU (core/device checks refuse device: cuda
+// first), so nothing asks for graphs.
+std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device) {
+  check_invariant(false, "make_step_graphs: this mtbert is built without CUDA ({} asked for)", device.str());
+  return nullptr;
+}
+
+}  // namespace mtbert
+
+#endif
