@@ -9,6 +9,7 @@
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <fmt/format.h>
@@ -66,6 +67,9 @@ class CudaStepGraphs final : public StepGraphs {
   }
 
   std::unique_ptr<at::cuda::CUDAGraph> capture(const std::string& key, const std::function<void()>& work) {
+    // As torch.cuda.graph does: nothing of the device's earlier work still
+    // running while the capture begins (once per key).
+    c10::cuda::device_synchronize();
     auto graph = std::make_unique<at::cuda::CUDAGraph>();
     graph->capture_begin(pool_);
     try {

@@ -273,6 +273,9 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
     // did at this very step; the row carries the epoch just trained.
     if (bar) bar->finish(fmt::format("{} optimizer steps", progress_.global_step));
     bar.reset();
+    if (step_->captured_graphs() > 0)
+      spdlog::info("train.cuda_graphs: {} CUDA graphs captured so far (one per plan of passes and per update)",
+                   step_->captured_graphs());
     if (!evaluated_at_this_step()) eval_now();
     if (progress_.step_in_epoch >= steps) {
       ++progress_.epoch;
