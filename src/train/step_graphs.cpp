@@ -29,6 +29,10 @@ class CudaStepGraphs final : public StepGraphs {
     const c10::cuda::CUDAGuard device_guard(device_);
     const auto caller = c10::cuda::getCurrentCUDAStream(device_.index());
     follow(caller, stream_);
+    // The caller's stream waits for the side stream's work when this returns
+    // or throws: whatever runs next (evaluation, a checkpoint) reads what it
+    // wrote.
+    const Rejoin rejoin{stream_, caller};
     Run how = Run::replayed;
     {
       const c10::cuda::CUDAStreamGuard on_side_stream(stream_);
@@ -46,7 +50,6 @@ class CudaStepGraphs final : public StepGraphs {
         how = Run::captured;
       }
     }
-    follow(stream_, caller);
     return how;
   }
 
@@ -65,6 +68,18 @@ class CudaStepGraphs final : public StepGraphs {
     event.record(earlier);
     event.block(later);
   }
+
+  struct Rejoin {
+    c10::cuda::CUDAStream from, to;
+    ~Rejoin() {
+      try {
+        follow(from, to);
+      } catch (const std::exception&) {
+        // The device's own error, which its next operation reports (or the
+        // exception already on its way).
+      }
+    }
+  };
 
   std::unique_ptr<at::cuda::CUDAGraph> capture(const std::string& key, const std::function<void()>& work) {
     // As torch.cuda.graph does: nothing of the device's earlier work still

@@ -332,12 +332,15 @@ std::string shape_key(const TokenBatch& tokens) {
 
 void TrainStep::run_graphed(const std::vector<Pass>& passes) {
   // What the passes' graph depends on besides its tensors' values: per pass,
-  // its tasks and their loss weights, the shapes and padding of its inputs.
+  // its tasks, their rows (a joint pass's split of its stacked rows, and
+  // which label buffer each head reads) and loss weights, the shapes and
+  // padding of its inputs.
   std::vector<std::string> parts;
   for (const auto& pass : passes) {
     std::vector<std::string> members;
     for (const auto* batch : pass.batches)
-      members.push_back(fmt::format("{} x{:a}", batch->task, loss_scale(task(batch->task), *batch)));
+      members.push_back(fmt::format("{} {}x{} x{:a}", batch->task, batch->size(), batch->segments.size(),
+                                    loss_scale(task(batch->task), *batch)));
     std::vector<std::string> shapes;
     if (!pass.joined.parts.empty()) shapes.push_back(shape_key(pass.joined.tokens));
     for (const auto& segment : pass.segments) shapes.push_back(shape_key(segment));
