@@ -90,9 +90,10 @@ class CudaStepGraphs final : public StepGraphs {
     try {
       work();
     } catch (const std::exception& e) {
-      // The stream must leave capture mode (and the allocator its pool)
-      // whatever broke it; the capture's own complaint, if any, says less
-      // than the first error.
+      // The stream must leave capture mode whatever broke it (the run ends
+      // here: an invalidated capture's capture_end throws before it hands
+      // the allocator back its pool); the capture's own complaint, if any,
+      // says less than the first error.
       try {
         graph->capture_end();
       } catch (const std::exception&) {

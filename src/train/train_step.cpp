@@ -44,11 +44,6 @@ void LossTally::reset() {
   std::fill(batches_.begin(), batches_.end(), 0);
 }
 
-void LossTally::add(const std::string& task, const torch::Tensor& loss) {
-  add_loss(task, loss);
-  count_batch(task);
-}
-
 size_t LossTally::index(const std::string& task) const {
   const auto it = std::find(tasks_.begin(), tasks_.end(), task);
   check_invariant(it != tasks_.end(), "LossTally: no task {}", task);

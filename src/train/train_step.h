@@ -67,9 +67,8 @@ class StepInputs;
 class LossTally {
  public:
   LossTally(std::vector<std::string> tasks, torch::Device device);
-  void add(const std::string& task, const torch::Tensor& loss);
-  // add() in its two halves: the loss into the sums (device work, which a
-  // captured step replays) and the batch into the counts (host bookkeeping).
+  // A batch's loss in two halves: the loss into the sums (device work, which
+  // a captured step replays) and the batch into the counts (host bookkeeping).
   void add_loss(const std::string& task, const torch::Tensor& loss);
   void count_batch(const std::string& task);
   // The tallies of all ranks together (every rank must call it).
