@@ -99,9 +99,10 @@ MFU = 6 x parameters x tokens / step time / peak (2 x for inference), the
 parameters those of the peer's model and heads (the same shapes as mtbert's),
 the peak an 8192^3 bf16 matrix product timed first.
 
-On CUDA each round of a step case also runs mtbert with its step captured in
-CUDA graphs (`mtbert bench --cuda-graphs`, train.cuda_graphs; --graphs no
-leaves it out): the case's line then has "mtbert_graphs_ms" and
+On CUDA each round of a case also runs mtbert with its step (or its forward,
+as an evaluation replays it) captured in CUDA graphs (`mtbert bench
+--cuda-graphs`, train.cuda_graphs; --graphs no leaves it out): the case's
+line then has "mtbert_graphs_ms" and
 "ratio_graphs" (peer / mtbert with graphs), the summary "mtbert_graphs_ms"
 and "ratio_graphs_to_fastest".
 
@@ -193,7 +194,7 @@ def parse_args(argv):
                    help="what a step's compiled peer compiles: the whole step's model (encoder, heads, losses), "
                         "or its encoder alone (a shorter compile; the peer's name says -encoder)")
     p.add_argument("--graphs", choices=["also", "no"], default="also",
-                   help="step cases on CUDA: also time mtbert with its step in CUDA graphs (--cuda-graphs)")
+                   help="on CUDA: also time mtbert with its step or forward in CUDA graphs (--cuda-graphs)")
     p.add_argument("--deadline", type=float, default=math.inf, help="seconds from the start; no case starts after")
     p.add_argument("--out", help="also append every JSON line to this file as it is printed")
     # One compiled peer in a child (run_compiled): its case and mode.
@@ -397,8 +398,8 @@ def mtbert_command(args, name, graphs=False):
 
 
 def with_graphs(args, name):
-    """Whether a round of the case also times mtbert's step in CUDA graphs."""
-    return args.graphs == "also" and CASES[name][0] == "step" and args.device.startswith("cuda")
+    """Whether a round of the case also times mtbert's step (or forward) in CUDA graphs."""
+    return args.graphs == "also" and args.device.startswith("cuda")
 
 
 def run_mtbert(args, name, timeout, graphs=False):

@@ -29,13 +29,14 @@
 # fixtures with TF32 off, a training step against the CPU, bf16 autocast,
 # fused against explicit attention, resume across devices, FusedAdamW's
 # foreach step, the step replayed from CUDA graphs against the eager one, its
-# dropout, its length buckets and a run resumed from a replayed run's
-# checkpoint; the p2p term in all of them); compute-sanitizer memcheck on
+# dropout, its length buckets, a run resumed from a replayed run's
+# checkpoint, and evaluations replayed against eager ones; the p2p term in
+# all of them); compute-sanitizer memcheck on
 # the op's tests; the op from Python and patched into HuggingFace's DeBERTa-v2;
 # a short `mtbert train` (BERT, and DeBERTa with all four terms in bf16) and
 # `mtbert pretrain` on CUDA. Then the timings, one at a time, most wanted
 # first, each inside what is left of the budget: the small step's operator
-# profile; bench/gpu_peer.py (mtbert, its steps eager and in CUDA graphs,
+# profile; bench/gpu_peer.py (mtbert, its steps and forwards eager and in CUDA graphs,
 # against transformers' BertModel and DebertaV2Model, eager: peer.jsonl);
 # bench/hf_deberta_patch.py (the attention
 # alone and DeBERTa-v3-base, HF's against the op: hf_patch.jsonl); where the

@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include "cli/cli_checks.h"
 #include "cli/commands.h"
@@ -97,7 +98,7 @@ struct BenchArgs {
   bool profile = false;
   bool tf32 = false;  // CUDA fp32 products in TF32
   bool per_task_passes = false;  // train_step: train.join_tasks false
-  bool cuda_graphs = false;      // train_step: train.cuda_graphs
+  bool cuda_graphs = false;      // train_step, encoder_forward: train.cuda_graphs
   // "absolute": BERT. Otherwise DeBERTa's position terms ("c2p|p2c",
   // "c2p|p2c|p2p", ...) on a DeBERTa-v3-style encoder.
   std::string positions = "absolute";
@@ -275,15 +276,33 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
   model->to(ctx.device);
   model->eval();
   const TokenBatch t = random_tokens(a, length, /*pair=*/false).to(ctx.device);
-  // As an evaluation pass over many batches: bf16 weights cast once.
-  const WeightCastCache weight_casts;
-  const auto times = time_repeated(ctx, [&] {
+  const auto forward = [&] {
     c10::InferenceMode inference;  // no autograd records, no version counters
     const AutocastScope autocast(ctx.device, ctx.precision == Precision::bf16);
     model(t.input_ids, t.encoder_mask(), t.token_type_ids);
-  });
+  };
+  // As an evaluation pass over many batches: bf16 weights cast once; in a
+  // graph, as an evaluation's (train/eval_graphs.h), at every replay.
+  std::optional<WeightCastCache> weight_casts;
+  std::unique_ptr<StepGraphs> graphs;
+  std::function<void()> run = forward;
+  if (a.cuda_graphs) {
+    graphs = make_step_graphs(ctx.device, "the benchmark's forward");
+    run = [&] {
+      graphs->run("forward", [&] {
+        const WeightCastCache own_casts;
+        forward();
+      });
+    };
+    // The warm-ups and the capture come before any --warmup repetition.
+    for (int i = 0; i <= kStepGraphWarmups; ++i) run();
+  } else {
+    weight_casts.emplace();
+  }
+  const auto times = time_repeated(ctx, run);
   json line = {{"case", "encoder_forward"}, {"precision", a.precision}};
   line.update(shape_fields(shape, a, length));
+  if (a.cuda_graphs) line.update({{"cuda_graphs", true}, {"graphs", graphs->graphs()}});
   line.update(timing_fields(ctx, times, a.batch, a.batch * length));
   return line;
 }
@@ -537,8 +556,8 @@ void add_bench_command(CLI::App& app) {
                 "train_step: one encoder pass and one backward per task (train.join_tasks: false) instead of one "
                 "pass over the three tasks' batches");
   cmd->add_flag("--cuda-graphs", args->cuda_graphs,
-                "CUDA only, train_step: the step captured in CUDA graphs and replayed (train.cuda_graphs; the "
-                "captures run before --warmup)");
+                "CUDA only, train_step and encoder_forward: the step or the forward captured in CUDA graphs and "
+                "replayed (train.cuda_graphs; the captures run before --warmup)");
   cmd->add_flag("--profile", args->profile,
                 "After the timed repetitions, as many again under LibTorch's profiler: each line gets the operators "
                 "with the most self time per repetition");

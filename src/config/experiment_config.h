@@ -195,8 +195,9 @@ struct TrainSection {
   // batches within 10% of padding: train_step.h); false: one pass and one
   // backward per task, which holds one task's activations at a time.
   bool join_tasks = true;
-  // On a GPU: each step's passes and update captured in CUDA graphs and
-  // replayed (train/step_graphs.h), every length padded up to a multiple of
+  // On a GPU: each step's passes and update, and the evaluations' forwards,
+  // captured in CUDA graphs and replayed (train/step_graphs.h,
+  // train/eval_graphs.h), every length padded up to a multiple of
   // cuda_graph_length_multiple so that few shapes, hence few graphs, occur.
   bool cuda_graphs = false;
   int64_t cuda_graph_length_multiple = 32;
@@ -418,8 +419,9 @@ void describe(V& v, TrainSection& t) {
         Doc{"the tasks of a step (mixed sampler) share one encoder pass and one backward, their batches padded to "
             "the longest (on a CPU: only batches within 10% more padding); false: a pass per task (less memory)"});
   v.key("cuda_graphs", t.cuda_graphs,
-        Doc{"on a GPU, each step's passes and update captured in CUDA graphs and replayed (one launch where the "
-            "host would dispatch thousands); not with PCGrad, SMART, SiFT or data-parallel ranks; on a CPU ignored"});
+        Doc{"on a GPU, each step's passes and update, and the evaluations' forwards (also mtbert eval's), "
+            "captured in CUDA graphs and replayed (one launch where the host would dispatch thousands); not with "
+            "PCGrad, SMART, SiFT or data-parallel ranks; on a CPU ignored"});
   v.key("cuda_graph_length_multiple", t.cuda_graph_length_multiple, Range{1, limits::kPositions},
         Doc{"with cuda_graphs: every batch's length padded up to a multiple of this (at most the model's "
             "max_position_embeddings), so that few shapes, each one graph, occur"});

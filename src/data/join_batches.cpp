@@ -58,6 +58,12 @@ TokenBatch pad_to_length(const TokenBatch& batch, int64_t length, int64_t pad_id
           /*padded=*/true};
 }
 
+TokenBatch pad_to_multiple(const TokenBatch& batch, int64_t multiple, int64_t positions, int64_t pad_id) {
+  check_invariant(multiple > 0, "pad_to_multiple: a multiple of {}", multiple);
+  const int64_t own = batch.input_ids.size(1);
+  return pad_to_length(batch, std::max(own, std::min((own + multiple - 1) / multiple * multiple, positions)), pad_id);
+}
+
 std::vector<std::vector<size_t>> group_by_length(const std::vector<const TaskBatch*>& batches, double max_padding) {
   struct Shape {
     size_t index;

@@ -19,6 +19,11 @@ JoinedBatch join_batches(const std::vector<const TaskBatch*>& batches);
 // graphs, which replay for one shape each. Padded when a column was added.
 TokenBatch pad_to_length(const TokenBatch& batch, int64_t length, int64_t pad_id);
 
+// `batch` padded up to its length rounded up to a multiple of `multiple`,
+// but not past `positions` (the model's; a batch longer than that keeps its
+// own length): the buckets that bound how many graphs a run captures.
+TokenBatch pad_to_multiple(const TokenBatch& batch, int64_t multiple, int64_t positions, int64_t pad_id);
+
 // The batches in groups worth one pass each (positions into `batches`): in
 // order of length (a batch's longest segment), a batch joins the group before
 // it while the group's rows padded to its length hold at most

@@ -1,6 +1,7 @@
 #include "train/evaluator.h"
 
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -10,6 +11,7 @@
 #include "data/metrics.h"
 #include "data/prediction_file.h"
 #include "dist/communicator.h"
+#include "train/eval_graphs.h"
 
 namespace mtbert {
 
@@ -17,7 +19,7 @@ const char* metric_name(TaskMetric metric) { return metric == TaskMetric::accura
 
 namespace {
 
-TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Communicator* comm) {
+TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Communicator* comm, EvalGraphs* graphs) {
   const EncodedSplit& data = task.encoded.at(split);
   BatchingOptions options;
   options.batch_size = e.config.train.eval_batch_size;
@@ -33,24 +35,35 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Comm
   TaskHead head = e.model->head(task.name());
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(e.device));
   const auto plan = plan_batches(data, options, 0);
-  const WeightCastCache weight_casts;  // bf16: each weight cast once for all the batches
+  const auto forward = [&](const std::vector<TokenBatch>& segments, const torch::Tensor& labels) {
+    torch::Tensor outputs;
+    {
+      const AutocastScope autocast(e.device, e.config.precision == Precision::bf16);
+      outputs = e.model(task.name(), segments);
+    }
+    return EvalGraphs::Outputs{head->predictions(outputs), labels.defined() ? head->loss(outputs, labels)
+                                                                            : torch::Tensor()};
+  };
+  // Eager, bf16: each weight cast once for all the batches. A graph's forward
+  // casts them itself (eval_graphs.h).
+  std::optional<WeightCastCache> weight_casts;
+  if (!graphs) weight_casts.emplace();
+  const auto graphed_forward = [&](const std::vector<TokenBatch>& segments, const torch::Tensor& labels) {
+    const WeightCastCache own_casts;
+    return forward(segments, labels);
+  };
   const size_t ranks = comm ? static_cast<size_t>(comm->world_size()) : 1;
   const size_t rank = comm ? static_cast<size_t>(comm->rank()) : 0;
   for (size_t b = rank; b < plan.size(); b += ranks) {
     const auto& indices = plan[b];
     TaskBatch batch = make_batch(data, indices);
-    torch::Tensor outputs;
-    {
-      const AutocastScope autocast(e.device, e.config.precision == Precision::bf16);
-      outputs = e.model(task.name(), batch.segments_on(e.device));
-    }
-    auto predicted = head->predictions(outputs).to(torch::kCPU, torch::kDouble);
+    const auto outputs = graphs ? graphs->run(task.name(), batch, data.labeled, graphed_forward)
+                                : forward(batch.segments_on(e.device),
+                                          data.labeled ? batch.labels.to(e.device) : torch::Tensor());
+    auto predicted = outputs.predictions.to(torch::kCPU, torch::kDouble);
     auto values = predicted.accessor<double, 1>();
     for (int64_t i = 0; i < batch.size(); ++i) result.predictions[batch.indices[i]] = values[i];
-    if (data.labeled) {
-      auto labels = batch.labels.to(e.device);
-      loss_sum += head->loss(outputs, labels).to(torch::kDouble) * batch.size();
-    }
+    if (data.labeled) loss_sum += outputs.loss.to(torch::kDouble) * batch.size();
   }
   if (comm) {
     // Each prediction was made by one rank, the others left a zero there.
@@ -81,7 +94,7 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Comm
 
 }  // namespace
 
-Evaluation evaluate(Experiment& e, Split split, Communicator* comm) {
+Evaluation evaluate(Experiment& e, Split split, Communicator* comm, EvalGraphs* graphs) {
   const auto start = std::chrono::steady_clock::now();
   // Inference mode, not just no-grad: tensors made here carry no version
   // counters or view records (nothing in the model caches them for training).
@@ -94,7 +107,7 @@ Evaluation evaluate(Experiment& e, Split split, Communicator* comm) {
   result.has_overall = true;
   for (auto& task : e.tasks) {
     if (!task.has(split)) continue;
-    result.tasks.push_back(evaluate_task(e, task, split, comm));
+    result.tasks.push_back(evaluate_task(e, task, split, comm, graphs));
     const auto& t = result.tasks.back();
     if (t.labeled) metrics.emplace_back(t.metric, t.value);
     else result.has_overall = false;

@@ -14,6 +14,7 @@
 namespace mtbert {
 
 class Communicator;
+class EvalGraphs;
 
 struct TaskEvaluation {
   std::string task;
@@ -36,8 +37,10 @@ struct Evaluation {
 // Evaluates the tasks that have `split` loaded (see load_split). With `comm`
 // (data-parallel ranks), each rank evaluates every world_size-th batch and the
 // predictions and loss sums are summed over ranks: every rank ends with the
-// whole evaluation, exactly as one process computes it.
-Evaluation evaluate(Experiment& experiment, Split split, Communicator* comm = nullptr);
+// whole evaluation, exactly as one process computes it. With `graphs`
+// (make_eval_graphs: train.cuda_graphs on a GPU, one rank), each batch's
+// forward is replayed from a CUDA graph; kept from one evaluation to the next.
+Evaluation evaluate(Experiment& experiment, Split split, Communicator* comm = nullptr, EvalGraphs* graphs = nullptr);
 
 // {"sst": {"metric": "accuracy", "value": ..., "loss": ...}, ...}
 nlohmann::json evaluation_json(const Evaluation& evaluation);

@@ -1,18 +1,30 @@
 #include "train/step_graphs.h"
 
+#include <fmt/format.h>
+
 #include "core/internal_error.h"
+#include "core/token_batch.h"
+
+namespace mtbert {
+
+std::string graph_shape_key(const TokenBatch& tokens) {
+  return fmt::format("{}x{}{}{}", tokens.input_ids.size(0), tokens.input_ids.size(1), tokens.padded ? " padded" : "",
+                     tokens.token_type_ids.defined() ? "" : " no-types");
+}
+
+}  // namespace mtbert
 
 #ifdef MTBERT_WITH_CUDA
 
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <fmt/format.h>
 
 namespace mtbert {
 
@@ -20,8 +32,9 @@ namespace {
 
 class CudaStepGraphs final : public StepGraphs {
  public:
-  explicit CudaStepGraphs(c10::Device device)
+  CudaStepGraphs(c10::Device device, std::string what)
       : device_(device),
+        what_(std::move(what)),
         stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())),
         pool_(at::cuda::graph_pool_handle()) {}
 
@@ -98,15 +111,16 @@ class CudaStepGraphs final : public StepGraphs {
         graph->capture_end();
       } catch (const std::exception&) {
       }
-      throw std::runtime_error(fmt::format("capturing the training step's work ({}) in a CUDA graph failed: {} "
+      throw std::runtime_error(fmt::format("capturing {} ({}) in a CUDA graph failed: {} "
                                            "(train.cuda_graphs: false runs it without graphs)",
-                                           key, e.what()));
+                                           what_, key, e.what()));
     }
     graph->capture_end();
     return graph;
   }
 
   c10::Device device_;
+  std::string what_;
   c10::cuda::CUDAStream stream_;
   decltype(at::cuda::graph_pool_handle()) pool_;  // shared by every graph
   std::map<std::string, Entry> entries_;
@@ -115,9 +129,9 @@ class CudaStepGraphs final : public StepGraphs {
 
 }  // namespace
 
-std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device) {
+std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device, std::string what) {
   check_invariant(device.is_cuda(), "make_step_graphs: {} is not a CUDA device", device.str());
-  return std::make_unique<CudaStepGraphs>(device);
+  return std::make_unique<CudaStepGraphs>(device, std::move(what));
 }
 
 }  // namespace mtbert
@@ -128,7 +142,7 @@ namespace mtbert {
 
 // Without CUDA no device is a GPU (core/device checks refuse device: cuda
 // first), so nothing asks for graphs.
-std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device) {
+std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device, std::string /*what*/) {
   check_invariant(false, "make_step_graphs: this mtbert is built without CUDA ({} asked for)", device.str());
   return nullptr;
 }

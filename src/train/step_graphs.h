@@ -2,7 +2,8 @@
 // A training step's device work captured in CUDA graphs and replayed
 // (`train.cuda_graphs`): on a GPU the host's dispatch of a few thousand
 // operator calls per step sets the pace (the H200's bert-base step left the
-// GPU idle over half the time); a replay is one launch.
+// GPU idle over half the time); a replay is one launch. Evaluation's
+// forwards run the same way (train/eval_graphs.h).
 //
 // The step hands over its work in pieces, each under a key that names
 // everything the work's kernels depend on besides the values in their
@@ -32,6 +33,8 @@
 
 namespace mtbert {
 
+struct TokenBatch;
+
 class StepGraphs {
  public:
   enum class Run { eager, captured, replayed };
@@ -46,10 +49,15 @@ class StepGraphs {
   virtual size_t graphs() const = 0;
 };
 
+// What a graph's kernels depend on in a batch of tokens besides its values:
+// "32x64 padded", with " no-types" when it has no token types.
+std::string graph_shape_key(const TokenBatch& tokens);
+
 // How many times a key runs eagerly before it is captured.
 constexpr int kStepGraphWarmups = 2;
 
-// Graphs on `device`, a CUDA device of a CUDA build.
-std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device);
+// Graphs on `device`, a CUDA device of a CUDA build; `what` names their work
+// in a failed capture's message ("the training step's work").
+std::unique_ptr<StepGraphs> make_step_graphs(c10::Device device, std::string what);
 
 }  // namespace mtbert

@@ -112,7 +112,7 @@ TrainStep::TrainStep(MultitaskModel model, std::vector<TaskConfig> tasks, const 
     if (p.requires_grad()) trainable_.push_back(p);
   gradients_ = std::make_unique<KeptGradients>(trainable_);
   inputs_ = std::make_unique<StepInputs>(device_, /*keep_buffers=*/false);
-  if (train_.cuda_graphs && device_.is_cuda()) graphs_ = make_step_graphs(device_);
+  if (train_.cuda_graphs && device_.is_cuda()) graphs_ = make_step_graphs(device_, "the training step's work");
   else if (train_.cuda_graphs) spdlog::warn("train.cuda_graphs: the device is {}, not a GPU: steps run without graphs",
                                             device_.str());
   if (train_.pcgrad.enabled) {
@@ -277,11 +277,8 @@ TrainStep::Pass TrainStep::place_joined(std::vector<const TaskBatch*> batches) {
 
 TokenBatch TrainStep::bucketed(const TokenBatch& tokens, int64_t pad_id) const {
   if (!graphs_) return tokens;
-  const int64_t multiple = train_.cuda_graph_length_multiple;
-  const int64_t own = tokens.input_ids.size(1);
-  const int64_t positions = model_->bert->config().max_position_embeddings;
-  const int64_t length = std::max(own, std::min((own + multiple - 1) / multiple * multiple, positions));
-  return pad_to_length(tokens, length, pad_id);
+  return pad_to_multiple(tokens, train_.cuda_graph_length_multiple, model_->bert->config().max_position_embeddings,
+                         pad_id);
 }
 
 void TrainStep::run_pass(const Pass& pass) {
@@ -316,15 +313,6 @@ void TrainStep::run_pass(const Pass& pass) {
   for (size_t k = 0; k < pass.batches.size(); ++k) losses_.add_loss(pass.batches[k]->task, losses[k]);
 }
 
-namespace {
-
-std::string shape_key(const TokenBatch& tokens) {
-  return fmt::format("{}x{}{}{}", tokens.input_ids.size(0), tokens.input_ids.size(1), tokens.padded ? " padded" : "",
-                     tokens.token_type_ids.defined() ? "" : " no-types");
-}
-
-}  // namespace
-
 void TrainStep::run_graphed(const std::vector<Pass>& passes) {
   // What the passes' graph depends on besides its tensors' values: per pass,
   // its tasks, their rows (a joint pass's split of its stacked rows, and
@@ -337,8 +325,8 @@ void TrainStep::run_graphed(const std::vector<Pass>& passes) {
       members.push_back(fmt::format("{} {}x{} x{:a}", batch->task, batch->size(), batch->segments.size(),
                                     loss_scale(task(batch->task), *batch)));
     std::vector<std::string> shapes;
-    if (!pass.joined.parts.empty()) shapes.push_back(shape_key(pass.joined.tokens));
-    for (const auto& segment : pass.segments) shapes.push_back(shape_key(segment));
+    if (!pass.joined.parts.empty()) shapes.push_back(graph_shape_key(pass.joined.tokens));
+    for (const auto& segment : pass.segments) shapes.push_back(graph_shape_key(segment));
     parts.push_back(fmt::format("[{}] {}", fmt::join(members, ", "), fmt::join(shapes, ", ")));
   }
   const std::string key = fmt::format("{}", fmt::join(parts, "; "));

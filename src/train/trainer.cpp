@@ -71,6 +71,7 @@ Trainer::Trainer(Experiment& experiment, RunDirectory run, Communicator* comm)
 
   step_ = std::make_unique<TrainStep>(e_.model, e_.config.tasks, t, e_.config.precision, e_.device,
                                       total_optimizer_steps_);
+  eval_graphs_ = make_eval_graphs(e_);
   if (t.sampler.kind == SamplerKind::mixed && e_.config.tasks.size() > 1) spdlog::info("{}", step_->pass_plan());
   schedule_ = std::make_unique<LrSchedule>(t.schedule, t.lr, total_optimizer_steps_, optimizer_steps_per_epoch_);
   host_rng_.seed(e_.config.seed);
@@ -161,7 +162,7 @@ void Trainer::save_last() {
 }
 
 void Trainer::evaluate_and_checkpoint(double interval_seconds, int64_t interval_examples) {
-  Evaluation dev = evaluate(e_, Split::dev, comm_);
+  Evaluation dev = evaluate(e_, Split::dev, comm_, eval_graphs_.get());
   const double lr = schedule_->lr_at(std::max<int64_t>(progress_.global_step - 1, 0));
   nlohmann::json row = {
       {"step", progress_.global_step},
@@ -274,8 +275,9 @@ TrainEnd Trainer::train(const TrainerHooks& hooks) {
     if (bar) bar->finish(fmt::format("{} optimizer steps", progress_.global_step));
     bar.reset();
     if (step_->captured_graphs() > 0)
-      spdlog::info("train.cuda_graphs: {} CUDA graphs captured so far (one per plan of passes and per update)",
-                   step_->captured_graphs());
+      spdlog::info("train.cuda_graphs: {} CUDA graphs of the step captured so far (one per plan of passes and per "
+                   "update), {} of evaluation (one per task and shape)",
+                   step_->captured_graphs(), eval_graphs_ ? eval_graphs_->graphs() : 0);
     if (!evaluated_at_this_step()) eval_now();
     if (progress_.step_in_epoch >= steps) {
       ++progress_.epoch;
@@ -330,7 +332,7 @@ nlohmann::json Trainer::finish(TrainEnd end, const std::string& command) {
   load_checkpoint_weights(run_, run_.has_checkpoint("best") ? "best" : "last", e_.model);
   nlohmann::json test = nlohmann::json::object();
   for (const Split split : {Split::dev, Split::test}) {
-    Evaluation evaluation = evaluate(e_, split, comm_);
+    Evaluation evaluation = evaluate(e_, split, comm_, eval_graphs_.get());
     if (evaluation.tasks.empty()) continue;
     if (writes_run()) write_predictions(e_, evaluation, run_.predictions_dir());
     if (split == Split::test) test = evaluation_json(evaluation);

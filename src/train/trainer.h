@@ -15,6 +15,7 @@
 
 #include "optim/lr_schedule.h"
 #include "train/checkpoint.h"
+#include "train/eval_graphs.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
 #include "train/run_directory.h"
@@ -75,6 +76,7 @@ class Trainer {
   std::vector<std::string> sampler_tasks_;  // the sampler's task indices -> names
   std::map<std::string, std::unique_ptr<BatchStream>> streams_;
   std::unique_ptr<TrainStep> step_;
+  std::unique_ptr<EvalGraphs> eval_graphs_;  // train.cuda_graphs on a GPU
   std::unique_ptr<LrSchedule> schedule_;
   std::mt19937_64 host_rng_;
   int64_t epochs_ = 0;  // train.epochs, or what max_steps needs when that is 0

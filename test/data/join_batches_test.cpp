@@ -127,3 +127,16 @@ TEST_CASE("pad_to_length adds columns of padding and says the batch is padded", 
   CHECK(out.padded);
   CHECK_FALSE(pad_to_length(tokens({{5, 6}}, /*with_types=*/false), 4, 0).token_type_ids.defined());
 }
+
+TEST_CASE("pad_to_multiple rounds the length up to the multiple, within the positions", "[data][join]") {
+  const auto length = [](int64_t own, int64_t multiple, int64_t positions) {
+    return pad_to_multiple(tokens({std::vector<int64_t>(static_cast<size_t>(own), 5)}), multiple, positions, 0)
+        .input_ids.size(1);
+  };
+  CHECK(length(5, 8, 16) == 8);
+  CHECK(length(8, 8, 16) == 8);
+  CHECK(length(9, 8, 16) == 16);
+  CHECK(length(13, 32, 16) == 16);  // capped at the positions
+  CHECK(length(20, 32, 16) == 20);  // longer than the positions: as it is
+  CHECK(length(3, 1, 16) == 3);
+}
