@@ -11,7 +11,6 @@
 #include "core/thread_count.h"
 #include "core/user_error.h"
 #include "data/prediction_file.h"
-#include "train/eval_graphs.h"
 #include "train/evaluator.h"
 #include "train/experiment.h"
 #include "train/run_directory.h"
@@ -52,10 +51,10 @@ void run_eval(const EvalArgs& args) {
   }
   set_thread_count(args.threads);
   load_split(experiment, split);
-  // The run's train.cuda_graphs on a GPU: batches of a bucket after the
-  // first few replay their forward.
-  const auto graphs = make_eval_graphs(experiment);
-  Evaluation evaluation = evaluate(experiment, split, /*comm=*/nullptr, graphs.get());
+  // Eager whatever the run's train.cuda_graphs: one pass, whose buckets'
+  // first batches would run eagerly anyway, and the unpadded batches' own
+  // figures (graphs pad them, which moves the figures to rounding).
+  Evaluation evaluation = evaluate(experiment, split);
   if (evaluation.tasks.empty())
     throw UserError(fmt::format("no task of {} has a {} split (add one with --data TASK=PATH)", args.run_dir,
                                 args.split));

@@ -419,7 +419,7 @@ void describe(V& v, TrainSection& t) {
         Doc{"the tasks of a step (mixed sampler) share one encoder pass and one backward, their batches padded to "
             "the longest (on a CPU: only batches within 10% more padding); false: a pass per task (less memory)"});
   v.key("cuda_graphs", t.cuda_graphs,
-        Doc{"on a GPU, each step's passes and update, and the evaluations' forwards (also mtbert eval's), "
+        Doc{"on a GPU, each step's passes and update, and the evaluations' forwards between steps, "
             "captured in CUDA graphs and replayed (one launch where the host would dispatch thousands); not with "
             "PCGrad, SMART, SiFT or data-parallel ranks; on a CPU ignored"});
   v.key("cuda_graph_length_multiple", t.cuda_graph_length_multiple, Range{1, limits::kPositions},

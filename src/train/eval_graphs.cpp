@@ -35,9 +35,14 @@ EvalGraphs::Outputs EvalGraphs::run(const std::string& task, const TaskBatch& ba
   const std::string key = fmt::format("{} {}{}", task, fmt::join(shapes, ", "), labeled ? " with loss" : "");
   Outputs outputs;
   const auto how = graphs_->run(key, [&] { outputs = forward(segments, labels); });
-  // A replay runs no host code: its outputs are where the capture's were.
+  if (how == StepGraphs::Run::eager) return outputs;
+  // A replay runs no host code: its outputs are where the capture's were,
+  // in the pool the graphs share, where another key's replay may write next.
+  // Copied out (on the caller's stream, after the replay), they stay the
+  // caller's for as long as it holds them.
   if (how == StepGraphs::Run::captured) captured_outputs_[key] = outputs;
-  return how == StepGraphs::Run::eager ? outputs : captured_outputs_.at(key);
+  const Outputs& kept = captured_outputs_.at(key);
+  return {kept.predictions.clone(), kept.loss.defined() ? kept.loss.clone() : kept.loss};
 }
 
 std::unique_ptr<EvalGraphs> make_eval_graphs(const Experiment& experiment) {

@@ -11,8 +11,7 @@
 // shape (train/step_inputs.h); its forward runs under a key naming the task,
 // the segments' shapes and whether a loss is computed. The forward's outputs
 // (predictions and loss) made at the capture stay alive with the graph: each
-// replay writes them again, and the caller reads them before the next replay
-// of any key (graphs share one pool).
+// replay writes them again, and the caller gets copies of them.
 //
 // The forward must cast the weights inside itself (its own WeightCastCache):
 // the weights change between evaluations without the host seeing it (a
@@ -49,8 +48,7 @@ class EvalGraphs {
   EvalGraphs(torch::Device device, int64_t length_multiple, int64_t positions);
   ~EvalGraphs();
 
-  // `forward` of `task` on `batch` (its labels when `labeled`) as above; the
-  // outputs are valid until the next run.
+  // `forward` of `task` on `batch` (its labels when `labeled`) as above.
   Outputs run(const std::string& task, const TaskBatch& batch, bool labeled, const Forward& forward);
 
   // The graphs captured so far (tests, the log).

@@ -25,6 +25,7 @@ std::string graph_shape_key(const TokenBatch& tokens) {
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/core/InferenceMode.h>
 
 namespace mtbert {
 
@@ -99,7 +100,14 @@ class CudaStepGraphs final : public StepGraphs {
     // running while the capture begins (once per key).
     c10::cuda::device_synchronize();
     auto graph = std::make_unique<at::cuda::CUDAGraph>();
-    graph->capture_begin(pool_);
+    {
+      // The first capture makes the CUDA generator's graph-safe seed and
+      // offset tensors; made under an evaluation's InferenceMode they would
+      // be inference tensors, which every later capture or replay outside it
+      // refuses to update (LibTorch before pytorch/pytorch#172706).
+      const c10::InferenceMode not_inference(/*enabled=*/false);
+      graph->capture_begin(pool_);
+    }
     try {
       work();
     } catch (const std::exception& e) {

@@ -328,11 +328,12 @@ nlohmann::json Trainer::finish(TrainEnd end, const std::string& command) {
   progress_.finished = true;
   save_last();
   if (comm_) comm_->barrier();  // rank 0's checkpoints are on disk for every rank to read
-  // Predictions and test metrics come from the best checkpoint.
+  // Predictions and test metrics come from the best checkpoint, eagerly
+  // (as mtbert eval computes them: the unpadded batches' own figures).
   load_checkpoint_weights(run_, run_.has_checkpoint("best") ? "best" : "last", e_.model);
   nlohmann::json test = nlohmann::json::object();
   for (const Split split : {Split::dev, Split::test}) {
-    Evaluation evaluation = evaluate(e_, split, comm_, eval_graphs_.get());
+    Evaluation evaluation = evaluate(e_, split, comm_);
     if (evaluation.tasks.empty()) continue;
     if (writes_run()) write_predictions(e_, evaluation, run_.predictions_dir());
     if (split == Split::test) test = evaluation_json(evaluation);
