@@ -397,7 +397,7 @@ def mtbert_command(args, name, graphs=False):
     return cmd + (["--tf32"] if precision == "tf32" else []) + (["--cuda-graphs"] if graphs else [])
 
 
-def with_graphs(args, name):
+def with_graphs(args):
     """Whether a round of the case also times mtbert's step (or forward) in CUDA graphs."""
     return args.graphs == "also" and args.device.startswith("cuda")
 
@@ -604,7 +604,7 @@ def main(argv=None):
                         failures += 1  # mtbert's own failure: the stage fails
                         raise
                     mtbert_ms.append(this["mtbert"]["median_ms"])
-                    if with_graphs(args, name):
+                    if with_graphs(args):
                         try:
                             this["mtbert_graphs"] = run_mtbert(args, name, timeout=limit(), graphs=True)
                         except (RuntimeError, subprocess.TimeoutExpired):

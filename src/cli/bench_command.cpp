@@ -282,18 +282,13 @@ json bench_encoder_forward(const Context& ctx, const Shape& shape, int64_t lengt
     model(t.input_ids, t.encoder_mask(), t.token_type_ids);
   };
   // As an evaluation pass over many batches: bf16 weights cast once; in a
-  // graph, as an evaluation's (train/eval_graphs.h), at every replay.
+  // graph, as an evaluation's, at every replay (train/step_graphs.h).
   std::optional<WeightCastCache> weight_casts;
   std::unique_ptr<StepGraphs> graphs;
   std::function<void()> run = forward;
   if (a.cuda_graphs) {
     graphs = make_step_graphs(ctx.device, "the benchmark's forward");
-    run = [&] {
-      graphs->run("forward", [&] {
-        const WeightCastCache own_casts;
-        forward();
-      });
-    };
+    run = [&] { graphs->run("forward", forward); };
     // The warm-ups and the capture come before any --warmup repetition.
     for (int i = 0; i <= kStepGraphWarmups; ++i) run();
   } else {

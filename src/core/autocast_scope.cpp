@@ -64,6 +64,8 @@ WeightCastCache::~WeightCastCache() {
   if (--kept_weight_casts == 0) drop_kept_casts();
 }
 
+bool weight_casts_kept() { return kept_weight_casts > 0; }
+
 at::Tensor kept_weight_cast(const at::Tensor& w, c10::ScalarType dtype) {
   if (kept_weight_casts == 0) return {};
   KeptCast& kept = kept_casts[w.unsafeGetTensorImpl()];

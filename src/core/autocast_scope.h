@@ -61,6 +61,9 @@ class WeightCastCache {
   WeightCastCache& operator=(const WeightCastCache&) = delete;
 };
 
+// Whether a WeightCastCache lives on this thread.
+bool weight_casts_kept();
+
 // The copy of the weight w in dtype that the innermost live WeightCastCache
 // keeps (made on the first call), or an undefined tensor when none lives.
 // A copy is made anew when w changed since (its version counter), when it

@@ -13,10 +13,9 @@
 // (predictions and loss) made at the capture stay alive with the graph: each
 // replay writes them again, and the caller gets copies of them.
 //
-// The forward must cast the weights inside itself (its own WeightCastCache):
-// the weights change between evaluations without the host seeing it (a
-// replayed optimizer step), so a cast kept from outside would be stale, and
-// freed when the evaluation that made it ends.
+// The bf16 weights are cast inside each replay (step_graphs.h): they change
+// between evaluations without the host seeing it (a replayed optimizer
+// step), so the caller keeps no WeightCastCache around run().
 #include <cstdint>
 #include <functional>
 #include <map>

@@ -45,19 +45,15 @@ TaskEvaluation evaluate_task(Experiment& e, TaskRuntime& task, Split split, Comm
                                                                             : torch::Tensor()};
   };
   // Eager, bf16: each weight cast once for all the batches. A graph's forward
-  // casts them itself (eval_graphs.h).
+  // casts them itself (step_graphs.h).
   std::optional<WeightCastCache> weight_casts;
   if (!graphs) weight_casts.emplace();
-  const auto graphed_forward = [&](const std::vector<TokenBatch>& segments, const torch::Tensor& labels) {
-    const WeightCastCache own_casts;
-    return forward(segments, labels);
-  };
   const size_t ranks = comm ? static_cast<size_t>(comm->world_size()) : 1;
   const size_t rank = comm ? static_cast<size_t>(comm->rank()) : 0;
   for (size_t b = rank; b < plan.size(); b += ranks) {
     const auto& indices = plan[b];
     TaskBatch batch = make_batch(data, indices);
-    const auto outputs = graphs ? graphs->run(task.name(), batch, data.labeled, graphed_forward)
+    const auto outputs = graphs ? graphs->run(task.name(), batch, data.labeled, forward)
                                 : forward(batch.segments_on(e.device),
                                           data.labeled ? batch.labels.to(e.device) : torch::Tensor());
     auto predicted = outputs.predictions.to(torch::kCPU, torch::kDouble);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/autocast_scope.h"
 #include "core/internal_error.h"
 #include "core/token_batch.h"
 
@@ -40,6 +41,8 @@ class CudaStepGraphs final : public StepGraphs {
         pool_(at::cuda::graph_pool_handle()) {}
 
   Run run(const std::string& key, const std::function<void()>& work) override {
+    check_invariant(!weight_casts_kept(), "{} ran under a WeightCastCache: its graph would read the casts kept there",
+                    what_);
     const c10::cuda::CUDAGuard device_guard(device_);
     const auto caller = c10::cuda::getCurrentCUDAStream(device_.index());
     follow(caller, stream_);
@@ -47,6 +50,10 @@ class CudaStepGraphs final : public StepGraphs {
     // or throws: whatever runs next (evaluation, a checkpoint) reads what it
     // wrote.
     const Rejoin rejoin{stream_, caller};
+    const auto with_own_casts = [&] {
+      const WeightCastCache own_casts;
+      work();
+    };
     Run how = Run::replayed;
     {
       const c10::cuda::CUDAStreamGuard on_side_stream(stream_);
@@ -54,11 +61,11 @@ class CudaStepGraphs final : public StepGraphs {
       if (entry.graph) {
         entry.graph->replay();
       } else if (entry.eager_runs < kStepGraphWarmups) {
-        work();
+        with_own_casts();
         ++entry.eager_runs;
         how = Run::eager;
       } else {
-        entry.graph = capture(key, work);
+        entry.graph = capture(key, with_own_casts);
         entry.graph->replay();
         ++captured_;
         how = Run::captured;

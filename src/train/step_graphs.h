@@ -23,7 +23,11 @@
 // buffers, tensors made inside the work). It must not read the device on the
 // host (a capture fails) and must not count on host code inside it running
 // again: a replay runs none. Dropout takes new masks at every replay
-// (LibTorch's CUDA generator advances its offset per replay).
+// (LibTorch's CUDA generator advances its offset per replay). Each run of
+// the work casts the bf16 weights itself (a WeightCastCache of its own; none
+// may live around run()): a cast kept from outside would be read where it
+// was at the capture, stale once a replayed update moved the weights, or
+// freed.
 #include <cstddef>
 #include <functional>
 #include <memory>

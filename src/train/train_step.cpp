@@ -330,10 +330,7 @@ void TrainStep::run_graphed(const std::vector<Pass>& passes) {
     parts.push_back(fmt::format("[{}] {}", fmt::join(members, ", "), fmt::join(shapes, ", ")));
   }
   const std::string key = fmt::format("{}", fmt::join(parts, "; "));
-  // The graph's own weight casts: a cast kept from an earlier pass would be
-  // read at the address it had then, holding whatever is there by replay.
   const auto work = [&] {
-    const WeightCastCache weight_casts;
     for (const auto& pass : passes) run_pass(pass);
   };
   // The passes' own record of reached parameters, apart from the step's
